@@ -1,0 +1,13 @@
+// commands.h — the `labkit` subcommands. Each add_* registers one subcommand on the app; when it
+// runs, its callback stores the process exit status (labkit/exit_codes.h) in `status`. Errors go
+// to stderr as one line starting with "labkit <command>: ".
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace labkit::cli {
+
+void add_inspect(CLI::App& app, int& status);   // print a .npy file's dtype, shape, stats
+void add_baseline(CLI::App& app, int& status);  // run the baseline on the fixtures, short table
+
+}  // namespace labkit::cli
