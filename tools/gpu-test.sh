@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# On a CUDA machine: configure a fresh build dir, build, run the kit's tests (the GPU suites are
+# the point; the CPU ones come along), the baseline benchmark and `labkit baseline`, and print a
+# short summary last. Logs go to $OUT (if set) or to the build dir.
+#
+#   tools/gpu-test.sh [BUILD_DIR]        (default build-gpu)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-gpu}
+logs=${OUT:-$build}
+
+native=()
+command -v nvcc >/dev/null || native=(--native-file tools/cuda.ini)
+rm -rf "$build"
+mkdir -p "$build" "$logs"
+if ! meson setup "$build" "${native[@]}" >"$logs/setup.log" 2>&1; then
+  tail -30 "$logs/setup.log"; echo "gpu-test: meson setup failed"; exit 1
+fi
+if ! meson compile -C "$build" >"$logs/build.log" 2>&1; then
+  grep -E "error|FAILED" "$logs/build.log" | head -40; echo "gpu-test: build failed"; exit 1
+fi
+
+meson test -C "$build" --no-suite labs --print-errorlogs >"$logs/test.log" 2>&1
+test_status=$?
+cp "$build/meson-logs/testlog.json" "$logs/testlog.json" 2>/dev/null
+
+"$build/bench/bench-baseline" --benchmark_counters_tabular=true >"$logs/bench.log" 2>&1
+bench_status=$?
+"$build/grader/labkit" baseline >"$logs/baseline.log" 2>&1
+baseline_status=$?
+
+echo "================ labkit gpu-test summary ================"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null \
+  | sed 's/^/GPU: /'
+echo "--- tests (meson test --no-suite labs) ---"
+grep -E "^ *[0-9]+/[0-9]+ " "$logs/test.log" | sed -E 's/ +/ /g'
+echo "--- benchmark (bench-baseline, exit $bench_status) ---"
+grep -E "^(conv|Benchmark|-)" "$logs/bench.log" | grep -v "^-" | head -20
+echo "--- labkit baseline (exit $baseline_status) ---"
+grep -E "conv[12] b|all cases|FAILED|FAIL" "$logs/baseline.log"
+python3 tools/testlog-summary.py "$build/meson-logs/testlog.json"
+summary_status=$?
+[[ $test_status -eq 0 && $summary_status -eq 0 && $bench_status -eq 0 && $baseline_status -eq 0 ]]
