@@ -1,1 +1,176 @@
-int main() { return 0; }
+// bench_baseline.cu — Google Benchmark of the baseline conv at the milestone batches.
+//
+//   meson test -C build --benchmark --suite gpu        (or run build/bench/bench-baseline)
+//
+// What is timed: labkit::baseline::conv_forward_gpu only (Op Time), between two CUDA events on the
+// default stream, reported as manual time. Before every sample the L2 is flushed by overwriting a
+// buffer twice its (queried) size, outside the timed region: a conv layer inside the network
+// finds its inputs in device memory, not in L2. The flush also keeps the stream busy while the
+// host enqueues the events and the kernel, so launch overhead does not leak into the samples.
+// Counters: op_ms (mean Op Time), GFLOP/s (2 x MACs / time), GB/s (input + mask + output bytes
+// / time: the least traffic any implementation must move).
+//
+// Without a usable CUDA device it prints a line and exits 77 (meson's SKIP).
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "labkit/cuda_check.h"
+#include "labkit/device.h"
+#include "labkit/exit_codes.h"
+#include "labkit/random.h"
+#include "reference/baseline.h"
+
+namespace {
+
+using labkit::ConvShape;
+namespace baseline = labkit::baseline;
+
+constexpr int kWarmupCalls = 3;
+bool g_failed = false;  // a benchmark was skipped with an error: exit kFail
+
+// One shape's device buffers, set up by the baseline's prolog from random inputs. Google
+// Benchmark calls a benchmark several times while it settles the iteration count, so the
+// current problem is kept until a benchmark with another shape comes.
+class Problem {
+ public:
+  explicit Problem(const ConvShape& s) : shape(s), host_output_(s.output_size()) {
+    std::vector<float> input(s.input_size()), mask(s.mask_size());
+    labkit::fill_uniform(input, -1.f, 1.f, labkit::seed_for(408, "bench/input"));
+    labkit::fill_uniform(mask, -0.5f, 0.5f, labkit::seed_for(408, "bench/mask"));
+    baseline::conv_forward_gpu_prolog(host_output_.data(), input.data(), mask.data(), &output_,
+                                      &input_, &mask_, s);
+  }
+  ~Problem() {
+    try {
+      baseline::conv_forward_gpu_epilog(host_output_.data(), output_, input_, mask_, shape);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench-baseline: epilog failed: %s\n", e.what());
+    }
+  }
+  Problem(const Problem&) = delete;
+  Problem& operator=(const Problem&) = delete;
+
+  void forward() { baseline::conv_forward_gpu(output_, input_, mask_, shape); }
+  bool holds(const ConvShape& s) const {
+    return s.B == shape.B && s.M == shape.M && s.C == shape.C && s.H == shape.H &&
+           s.W == shape.W && s.K == shape.K;
+  }
+
+  const ConvShape shape;
+
+ private:
+  std::vector<float> host_output_;
+  float* output_ = nullptr;
+  float* input_ = nullptr;
+  float* mask_ = nullptr;
+};
+
+std::unique_ptr<labkit::L2Flush> g_flush;
+std::unique_ptr<Problem> g_problem;
+
+Problem& problem_for(const ConvShape& s) {
+  if (!g_problem || !g_problem->holds(s)) {
+    g_problem.reset();  // free the previous shape's buffers first: batch 10000 is ~1.3 GB
+    g_problem = std::make_unique<Problem>(s);
+  }
+  return *g_problem;
+}
+
+class Events {
+ public:
+  Events() {
+    LABKIT_CUDA_CHECK(cudaEventCreate(&start));
+    LABKIT_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~Events() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+void bench_conv(benchmark::State& state, ConvShape shape) {
+  try {
+    Problem& problem = problem_for(shape);
+    labkit::L2Flush& flush = *g_flush;
+    Events events;
+    for (int i = 0; i < kWarmupCalls; ++i) {
+      flush();
+      problem.forward();
+    }
+    LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+
+    double total_s = 0;
+    for (auto _ : state) {
+      flush();  // enqueued before the start event: not timed
+      LABKIT_CUDA_CHECK(cudaEventRecord(events.start));
+      problem.forward();
+      LABKIT_CUDA_CHECK(cudaEventRecord(events.stop));
+      LABKIT_CUDA_CHECK(cudaEventSynchronize(events.stop));
+      float ms = 0;
+      LABKIT_CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
+      state.SetIterationTime(ms * 1e-3);
+      total_s += ms * 1e-3;
+    }
+    if (state.iterations() == 0 || total_s <= 0) return;
+    const double mean_s = total_s / double(state.iterations());
+    const double bytes = double(shape.input_size() + shape.mask_size() + shape.output_size()) * 4;
+    state.counters["op_ms"] = mean_s * 1e3;
+    state.counters["GFLOP/s"] = 2.0 * double(shape.macs()) / mean_s * 1e-9;
+    state.counters["GB/s"] = bytes / mean_s * 1e-9;
+  } catch (const std::exception& e) {
+    g_failed = true;
+    state.SkipWithError(e.what());
+  }
+}
+
+void register_benchmarks() {
+  struct Layer {
+    const char* name;
+    ConvShape shape;  // at batch 1; B is set per benchmark
+  };
+  const Layer layers[] = {{"conv1", {1, 4, 1, 86, 86, 7}}, {"conv2", {1, 16, 4, 40, 40, 7}}};
+  for (const Layer& layer : layers) {
+    for (int batch : {100, 1000, 10000}) {
+      ConvShape s = layer.shape;
+      s.B = batch;
+      const std::string name = std::string(layer.name) + "/B:" + std::to_string(batch);
+      benchmark::RegisterBenchmark(name.c_str(), bench_conv, s)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.5);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!labkit::cuda_device_available()) {
+    std::puts("bench-baseline: no usable CUDA device (no driver or no GPU): skipping");
+    return labkit::exit_code::kNoDevice;
+  }
+  try {
+    g_flush = std::make_unique<labkit::L2Flush>();
+    benchmark::AddCustomContext("gpu", labkit::device_info().summary());
+    benchmark::AddCustomContext("l2_flush_bytes", std::to_string(g_flush->bytes()));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench-baseline: %s\n", e.what());
+    return labkit::exit_code::kKitError;
+  }
+  register_benchmarks();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return labkit::exit_code::kUsage;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  g_problem.reset();  // device memory goes back before the CUDA runtime shuts down
+  g_flush.reset();
+  return g_failed ? labkit::exit_code::kFail : labkit::exit_code::kPass;
+}

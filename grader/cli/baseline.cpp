@@ -91,8 +91,9 @@ Row run_map_case(const fixtures::MapCase& c, int samples) {
   LABKIT_CUDA_CHECK(cudaEventDestroy(start));
   LABKIT_CUDA_CHECK(cudaEventDestroy(stop));
   LABKIT_CUDA_CHECK(cudaFree(d));
-  // float32 trajectories of up to 1000 iterations stay within ~1e-5 of the double reference.
-  row.cmp = compare(out, c.expected, 1e-4);
+  // float32 trajectories of up to 1000 iterations stay within ~3e-6 of the double reference
+  // (tests/unit/test_map_cpu.cpp); the margin covers CUDA's less accurate float functions.
+  row.cmp = compare(out, c.expected, 2e-5);
   row.op_ms = median(ms);
   return row;
 }

@@ -65,7 +65,7 @@ TEST_CASE("baseline map matches the reference on every fixture") {
       std::vector<float> out(f.input.size());
       LABKIT_CUDA_CHECK(cudaMemcpy(out.data(), d, bytes, cudaMemcpyDeviceToHost));
       LABKIT_CUDA_CHECK(cudaFree(d));
-      const auto cmp = labkit::compare(out, f.expected, 1e-4);
+      const auto cmp = labkit::compare(out, f.expected, 2e-5);
       CAPTURE(cmp.first_bad);
       CAPTURE(cmp.first_got);
       CAPTURE(cmp.first_expected);

@@ -21,7 +21,7 @@ namespace {
 
 fs::path env_path(const char* name) {
   const char* v = std::getenv(name);
-  REQUIRE_MESSAGE(v != nullptr, name << " is not set (run this test through meson test)");
+  REQUIRE_MESSAGE(v != nullptr, std::string(name) << " is not set (run this test through meson test)");
   return v;
 }
 
