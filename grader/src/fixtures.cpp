@@ -17,16 +17,17 @@ namespace fs = std::filesystem;
   throw FixtureError(fmt::format("{}: {}", file.string(), what));
 }
 
-// A required member of a manifest object, with the case named in the error.
+// A required member of a manifest object, with the case named in the error. `where` is taken by
+// value: the result refers into `object` only, whatever temporary names the place.
 const json& member(const json& object, const char* key, const fs::path& manifest,
-                   const std::string& where) {
+                   std::string_view where) {
   if (!object.is_object() || !object.contains(key))
     fail(manifest, fmt::format("{}: missing \"{}\"", where, key));
   return object.at(key);
 }
 
 int positive_int(const json& object, const char* key, const fs::path& manifest,
-                 const std::string& where) {
+                 std::string_view where) {
   const json& v = member(object, key, manifest, where);
   if (!v.is_number_integer() || v.get<long long>() <= 0 || v.get<long long>() > 1'000'000'000)
     fail(manifest, fmt::format("{}: \"{}\" must be a positive integer, found {}", where, key, v.dump()));
