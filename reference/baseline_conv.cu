@@ -59,19 +59,14 @@ __global__ void conv_forward_kernel(float* output, const float* input, const flo
 #undef mask_4d
 }
 
-std::string describe(const ConvShape& s) {
-  return "B=" + std::to_string(s.B) + " M=" + std::to_string(s.M) + " C=" + std::to_string(s.C) +
-         " H=" + std::to_string(s.H) + " W=" + std::to_string(s.W) + " K=" + std::to_string(s.K);
-}
-
 void check_shape(const ConvShape& s) {
-  if (!s.valid()) throw std::invalid_argument("baseline conv: invalid shape " + describe(s));
+  if (!s.valid()) throw std::invalid_argument("baseline conv: invalid shape " + to_string(s));
   if (s.B > 65535 || s.M > 65535) {
     throw std::invalid_argument("baseline conv: B and M must be <= 65535 (grid.z and grid.y), got " +
-                                describe(s));
+                                to_string(s));
   }
   if (s.input_size() > INT_MAX || s.output_size() > INT_MAX || s.mask_size() > INT_MAX) {
-    throw std::invalid_argument("baseline conv: a tensor of " + describe(s) +
+    throw std::invalid_argument("baseline conv: a tensor of " + to_string(s) +
                                 " has more than INT_MAX elements (the kernel indexes with int)");
   }
 }

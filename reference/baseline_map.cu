@@ -28,10 +28,10 @@ __global__ void map_kernel(float* data, int dimx, int dimy, int niterations) {
     float v = *element;
     for (int it = 0; it < niterations; ++it) {
       switch (col % 4) {  // the divergence this baseline exists to show
-        case 0: v = map_step(v, 0); break;  // v += sqrt(max(log(v) + 1, 0))
-        case 1: v = map_step(v, 1); break;  // v += sqrt(max(cos(v) + 1, 0))
-        case 2: v = map_step(v, 2); break;  // v += sqrt(max(sin(v) + 1, 0))
-        case 3: v = map_step(v, 3); break;  // v += sqrt(max(tan(pi/4 * sin(v)) + 1, 0))
+        case 0: v = map_step(v, 0); break;  // v += sqrt(log(v) + 2)
+        case 1: v = map_step(v, 1); break;  // v += sqrt(cos(v) + 2)
+        case 2: v = map_step(v, 2); break;  // v += sqrt(sin(v) + 2)
+        case 3: v = map_step(v, 3); break;  // v += sqrt(tan(pi/4 * sin(v)) + 2)
       }
     }
     *element = v;

@@ -22,16 +22,10 @@
 namespace labkit::reference {
 namespace {
 
-// The reference library does not link the grader core (where labkit::to_string lives).
-std::string describe(const ConvShape& s) {
-  return "B=" + std::to_string(s.B) + " M=" + std::to_string(s.M) + " C=" + std::to_string(s.C) +
-         " H=" + std::to_string(s.H) + " W=" + std::to_string(s.W) + " K=" + std::to_string(s.K);
-}
-
 void check_size(const char* what, std::size_t got, std::size_t want, const ConvShape& s) {
   if (got != want) {
     throw std::invalid_argument("conv_forward_cpu: " + std::string(what) + " has " +
-                                std::to_string(got) + " elements, shape " + describe(s) +
+                                std::to_string(got) + " elements, shape " + to_string(s) +
                                 " needs " + std::to_string(want));
   }
 }
@@ -41,7 +35,7 @@ void check_size(const char* what, std::size_t got, std::size_t want, const ConvS
 void conv_forward_cpu(std::span<double> output, std::span<const float> input,
                       std::span<const float> mask, const ConvShape& shape, unsigned threads) {
   if (!shape.valid()) {
-    throw std::invalid_argument("conv_forward_cpu: invalid shape " + describe(shape) +
+    throw std::invalid_argument("conv_forward_cpu: invalid shape " + to_string(shape) +
                                 " (need all sizes > 0 and K <= H, K <= W)");
   }
   check_size("output", output.size(), shape.output_size(), shape);

@@ -48,11 +48,7 @@ __global__ void conv_fp64_kernel(double* output, const float* input, const float
 void conv_forward_gpu_fp64(double* device_output, const float* device_input,
                            const float* device_mask, const ConvShape& shape, cudaStream_t stream) {
   if (!shape.valid()) {
-    throw std::invalid_argument(
-        "conv_forward_gpu_fp64: invalid shape B=" + std::to_string(shape.B) +
-        " M=" + std::to_string(shape.M) + " C=" + std::to_string(shape.C) +
-        " H=" + std::to_string(shape.H) + " W=" + std::to_string(shape.W) +
-        " K=" + std::to_string(shape.K));
+    throw std::invalid_argument("conv_forward_gpu_fp64: invalid shape " + to_string(shape));
   }
   constexpr unsigned kBlock = 256;
   // Enough blocks to fill any current GPU many times over; the grid-stride loop does the rest.

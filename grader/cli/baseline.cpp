@@ -16,6 +16,7 @@
 #include "labkit/conv_run.h"
 #include "labkit/cuda_check.h"
 #include "labkit/device.h"
+#include "labkit/device_buffer.h"
 #include "labkit/exit_codes.h"
 #include "labkit/fixtures.h"
 #include "labkit/random.h"
@@ -68,29 +69,26 @@ Row run_conv_case(const std::string& name, const ConvShape& shape, std::span<con
 
 Row run_map_case(const fixtures::MapCase& c, int samples) {
   Row row{c.info.name, fmt::format("{} x {}, {} iterations", c.dimx, c.dimy, c.niterations), {}, 0, ""};
-  const std::size_t bytes = c.input.size() * sizeof(float);
-  float* d = nullptr;
-  LABKIT_CUDA_CHECK(cudaMalloc(&d, bytes));
-  std::vector<float> out(c.input.size());
+  DeviceBuffer<float> data(c.input.size());
+  std::vector<float> out;
   cudaEvent_t start, stop;
   LABKIT_CUDA_CHECK(cudaEventCreate(&start));
   LABKIT_CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<double> ms;
   // The update is in place: every sample starts again from the fixture's input.
   for (int i = 0; i < samples + 1; ++i) {
-    LABKIT_CUDA_CHECK(cudaMemcpy(d, c.input.data(), bytes, cudaMemcpyHostToDevice));
+    data.upload(c.input);
     LABKIT_CUDA_CHECK(cudaEventRecord(start));
-    baseline::map_forward_gpu(d, c.dimx, c.dimy, c.niterations);
+    baseline::map_forward_gpu(data.get(), c.dimx, c.dimy, c.niterations);
     LABKIT_CUDA_CHECK(cudaEventRecord(stop));
     LABKIT_CUDA_CHECK(cudaEventSynchronize(stop));
     float t = 0;
     LABKIT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-    if (i == 0) LABKIT_CUDA_CHECK(cudaMemcpy(out.data(), d, bytes, cudaMemcpyDeviceToHost));
+    if (i == 0) out = data.download();
     else ms.push_back(t);
   }
   LABKIT_CUDA_CHECK(cudaEventDestroy(start));
   LABKIT_CUDA_CHECK(cudaEventDestroy(stop));
-  LABKIT_CUDA_CHECK(cudaFree(d));
   // float32 trajectories of up to 1000 iterations stay within ~3e-6 of the double reference
   // (tests/unit/test_map_cpu.cpp); the margin covers CUDA's less accurate float functions.
   row.cmp = compare(out, c.expected, 2e-5);
@@ -104,21 +102,13 @@ Row run_network_layer(const char* name, ConvShape shape, std::uint64_t seed, int
   std::vector<float> input(shape.input_size()), mask(shape.mask_size());
   fill_uniform(input, 0.f, shape.C == 1 ? 255.f : 4.f, seed_for(seed, std::string(name) + "/input"));
   fill_uniform(mask, -0.5f, 0.5f, seed_for(seed, std::string(name) + "/mask"));
-  std::vector<double> expected(shape.output_size());
-  {
-    float *d_in, *d_mask;
-    double* d_out;
-    LABKIT_CUDA_CHECK(cudaMalloc(&d_in, input.size() * sizeof(float)));
-    LABKIT_CUDA_CHECK(cudaMalloc(&d_mask, mask.size() * sizeof(float)));
-    LABKIT_CUDA_CHECK(cudaMalloc(&d_out, expected.size() * sizeof(double)));
-    LABKIT_CUDA_CHECK(cudaMemcpy(d_in, input.data(), input.size() * sizeof(float), cudaMemcpyHostToDevice));
-    LABKIT_CUDA_CHECK(cudaMemcpy(d_mask, mask.data(), mask.size() * sizeof(float), cudaMemcpyHostToDevice));
-    reference::conv_forward_gpu_fp64(d_out, d_in, d_mask, shape);
-    LABKIT_CUDA_CHECK(cudaMemcpy(expected.data(), d_out, expected.size() * sizeof(double), cudaMemcpyDeviceToHost));
-    LABKIT_CUDA_CHECK(cudaFree(d_in));
-    LABKIT_CUDA_CHECK(cudaFree(d_mask));
-    LABKIT_CUDA_CHECK(cudaFree(d_out));
-  }
+  // The CPU reference would take minutes at batch 10000: the GPU fp64 one computes the same sums.
+  DeviceBuffer<float> d_in(input.size()), d_mask(mask.size());
+  DeviceBuffer<double> d_expected(shape.output_size());
+  d_in.upload(input);
+  d_mask.upload(mask);
+  reference::conv_forward_gpu_fp64(d_expected.get(), d_in.get(), d_mask.get(), shape);
+  const std::vector<double> expected = d_expected.download();
   return run_conv_case(fmt::format("{} b{}", name, shape.B), shape, input, mask, expected, samples, flush);
 }
 

@@ -10,6 +10,7 @@
 #include "labkit/compare.h"
 #include "labkit/conv_run.h"
 #include "labkit/cuda_check.h"
+#include "labkit/device_buffer.h"
 #include "labkit/fixtures.h"
 #include "reference/baseline.h"
 
@@ -56,15 +57,11 @@ TEST_CASE("baseline map matches the reference on every fixture") {
   for (const auto& set : all_fixture_sets()) {
     for (const auto& f : set.map) {
       CAPTURE(f.info.name);
-      const std::size_t bytes = f.input.size() * sizeof(float);
-      float* d = nullptr;
-      LABKIT_CUDA_CHECK(cudaMalloc(&d, bytes));
-      LABKIT_CUDA_CHECK(cudaMemcpy(d, f.input.data(), bytes, cudaMemcpyHostToDevice));
-      labkit::baseline::map_forward_gpu(d, f.dimx, f.dimy, f.niterations);
+      labkit::DeviceBuffer<float> data(f.input.size());
+      data.upload(f.input);
+      labkit::baseline::map_forward_gpu(data.get(), f.dimx, f.dimy, f.niterations);
       LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
-      std::vector<float> out(f.input.size());
-      LABKIT_CUDA_CHECK(cudaMemcpy(out.data(), d, bytes, cudaMemcpyDeviceToHost));
-      LABKIT_CUDA_CHECK(cudaFree(d));
+      const std::vector<float> out = data.download();
       const auto cmp = labkit::compare(out, f.expected, 2e-5);
       CAPTURE(cmp.first_bad);
       CAPTURE(cmp.first_got);

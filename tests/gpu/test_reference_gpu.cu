@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "labkit/cuda_check.h"
+#include "labkit/device_buffer.h"
 #include "labkit/random.h"
 #include "reference/baseline.h"
 #include "reference/conv_reference.h"
@@ -31,28 +32,7 @@ constexpr double kFp64Tolerance = 1e-12;
 // ulp more; the workload has no fixed points to amplify that (reference/map_workload.h).
 constexpr double kMapTolerance = 2e-5;
 
-template <class T>
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t n) : n_(n) {
-    LABKIT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr_), bytes()));
-  }
-  ~DeviceBuffer() { cudaFree(ptr_); }  // a destructor must not throw
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  T* get() const { return ptr_; }
-  std::size_t bytes() const { return n_ * sizeof(T); }
-  void upload(const std::vector<T>& host) {
-    REQUIRE(host.size() == n_);
-    LABKIT_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), bytes(), cudaMemcpyHostToDevice));
-  }
-  void poison() { LABKIT_CUDA_CHECK(cudaMemset(ptr_, 0xFF, bytes())); }  // all-ones bytes: NaN
-
- private:
-  T* ptr_ = nullptr;
-  std::size_t n_;
-};
+using labkit::DeviceBuffer;
 
 template <class T>
 std::vector<T> download(const T* device, std::size_t n) {

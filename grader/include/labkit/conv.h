@@ -41,8 +41,12 @@ struct ConvShape {
   }
 };
 
-// "B=1000 M=16 C=4 H=40 W=40 K=7", for messages and tables.
-std::string to_string(const ConvShape& s);
+// "B=1000 M=16 C=4 H=40 W=40 K=7", for messages and tables. Inline: the reference library and
+// student kernels use it without linking the grader core.
+inline std::string to_string(const ConvShape& s) {
+  return "B=" + std::to_string(s.B) + " M=" + std::to_string(s.M) + " C=" + std::to_string(s.C) +
+         " H=" + std::to_string(s.H) + " W=" + std::to_string(s.W) + " K=" + std::to_string(s.K);
+}
 
 // The three phases every conv lab implements (in its kernel.cu).
 void conv_forward_gpu_prolog(const float* host_output, const float* host_input, const float* host_mask,
