@@ -29,6 +29,15 @@ std::vector<labkit::fixtures::FixtureSet> all_fixture_sets() {
   return sets;
 }
 
+// Every mismatch report says where and what: the first bad element, its value and the reference.
+void check_matches(const labkit::Comparison& cmp) {
+  CAPTURE(cmp.first_bad);
+  CAPTURE(cmp.first_got);
+  CAPTURE(cmp.first_expected);
+  CHECK(cmp.nonfinite == 0);
+  CHECK(cmp.passed);
+}
+
 }  // namespace
 
 TEST_CASE("baseline conv matches the reference on every fixture") {
@@ -38,11 +47,7 @@ TEST_CASE("baseline conv matches the reference on every fixture") {
       CAPTURE(f.info.name);
       const auto run = labkit::run_conv_checked(labkit::baseline::conv_ops, f.shape, f.input, f.mask);
       const auto cmp = labkit::compare(run.output, f.expected, 1e-5);
-      CAPTURE(cmp.first_bad);
-      CAPTURE(cmp.first_got);
-      CAPTURE(cmp.first_expected);
-      CHECK(cmp.nonfinite == 0);
-      CHECK(cmp.passed);
+      check_matches(cmp);
       CHECK(run.input_unchanged);
       CHECK(run.mask_unchanged);
       MESSAGE(f.info.name << ": max error " << cmp.max_error);
@@ -63,10 +68,7 @@ TEST_CASE("baseline map matches the reference on every fixture") {
       LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
       const std::vector<float> out = data.download();
       const auto cmp = labkit::compare(out, f.expected, 2e-5);
-      CAPTURE(cmp.first_bad);
-      CAPTURE(cmp.first_got);
-      CAPTURE(cmp.first_expected);
-      CHECK(cmp.passed);
+      check_matches(cmp);
       MESSAGE(f.info.name << ": max error " << cmp.max_error);
       ++cases;
     }
