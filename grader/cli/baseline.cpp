@@ -17,6 +17,7 @@
 #include "labkit/cuda_check.h"
 #include "labkit/device.h"
 #include "labkit/device_buffer.h"
+#include "labkit/event_timer.h"
 #include "labkit/exit_codes.h"
 #include "labkit/fixtures.h"
 #include "labkit/random.h"
@@ -70,25 +71,14 @@ Row run_conv_case(const std::string& name, const ConvShape& shape, std::span<con
 Row run_map_case(const fixtures::MapCase& c, int samples) {
   Row row{c.info.name, fmt::format("{} x {}, {} iterations", c.dimx, c.dimy, c.niterations), {}, 0, ""};
   DeviceBuffer<float> data(c.input.size());
-  std::vector<float> out;
-  cudaEvent_t start, stop;
-  LABKIT_CUDA_CHECK(cudaEventCreate(&start));
-  LABKIT_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> ms;
-  // The update is in place: every sample starts again from the fixture's input.
-  for (int i = 0; i < samples + 1; ++i) {
-    data.upload(c.input);
-    LABKIT_CUDA_CHECK(cudaEventRecord(start));
-    baseline::map_forward_gpu(data.get(), c.dimx, c.dimy, c.niterations);
-    LABKIT_CUDA_CHECK(cudaEventRecord(stop));
-    LABKIT_CUDA_CHECK(cudaEventSynchronize(stop));
-    float t = 0;
-    LABKIT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-    if (i == 0) out = data.download();
-    else ms.push_back(t);
-  }
-  LABKIT_CUDA_CHECK(cudaEventDestroy(start));
-  LABKIT_CUDA_CHECK(cudaEventDestroy(stop));
+  // The update is in place: every sample starts again from the fixture's input, and the first
+  // (untimed) call's result is the one checked.
+  data.upload(c.input);
+  baseline::map_forward_gpu(data.get(), c.dimx, c.dimy, c.niterations);
+  const std::vector<float> out = data.download();
+  const std::vector<double> ms = time_samples(
+      0, samples, [&] { data.upload(c.input); },
+      [&] { baseline::map_forward_gpu(data.get(), c.dimx, c.dimy, c.niterations); });
   // float32 trajectories of up to 1000 iterations stay within ~3e-6 of the double reference
   // (tests/unit/test_map_cpu.cpp); the margin covers CUDA's less accurate float functions.
   row.cmp = compare(out, c.expected, 2e-5);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "labkit/cuda_check.h"
+#include "labkit/event_timer.h"
 
 namespace labkit {
 namespace {
@@ -46,22 +47,8 @@ std::vector<double> time_conv_forward(const ConvOps& ops, const ConvShape& shape
   std::vector<float> host_out(shape.output_size());
   float *d_out = nullptr, *d_in = nullptr, *d_mask = nullptr;
   ops.prolog(host_out.data(), input.data(), mask.data(), &d_out, &d_in, &d_mask, shape);
-  cudaEvent_t start, stop;
-  LABKIT_CUDA_CHECK(cudaEventCreate(&start));
-  LABKIT_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> ms;
-  for (int i = 0; i < warmup + samples; ++i) {
-    flush();
-    LABKIT_CUDA_CHECK(cudaEventRecord(start));
-    ops.forward(d_out, d_in, d_mask, shape);
-    LABKIT_CUDA_CHECK(cudaEventRecord(stop));
-    LABKIT_CUDA_CHECK(cudaEventSynchronize(stop));
-    float t = 0;
-    LABKIT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-    if (i >= warmup) ms.push_back(t);
-  }
-  LABKIT_CUDA_CHECK(cudaEventDestroy(start));
-  LABKIT_CUDA_CHECK(cudaEventDestroy(stop));
+  const std::vector<double> ms = time_samples(
+      warmup, samples, [&] { flush(); }, [&] { ops.forward(d_out, d_in, d_mask, shape); });
   ops.epilog(host_out.data(), d_out, d_in, d_mask, shape);
   return ms;
 }
