@@ -28,6 +28,12 @@ cp "$build/meson-logs/testlog.json" "$logs/testlog.json" 2>/dev/null
 bench_status=$?
 "$build/grader/labkit" baseline >"$logs/baseline.log" 2>&1
 baseline_status=$?
+# The grader end to end, through `labkit grade` (each lab in its own process): the baseline
+# against itself, a correct conv, the map baseline.
+start=$SECONDS
+"$build/grader/labkit" grade --tests baseline-self plain-conv map-baseline >"$logs/grade.log" 2>&1
+grade_status=$?
+grade_seconds=$((SECONDS - start))
 
 echo "================ labkit gpu-test summary ================"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null \
@@ -38,6 +44,8 @@ echo "--- benchmark (bench-baseline, exit $bench_status) ---"
 grep -E "^(conv|Benchmark|-)" "$logs/bench.log" | grep -v "^-" | head -20
 echo "--- labkit baseline (exit $baseline_status) ---"
 grep -E "conv[12] b|all cases|FAILED|FAIL" "$logs/baseline.log"
+echo "--- labkit grade --tests baseline-self plain-conv map-baseline (exit $grade_status, ${grade_seconds} s) ---"
+grep -E "^(GPU:|  geometric mean|  conv|  workload|Verdict:)|^(baseline-self|plain-conv|map-baseline|total) " "$logs/grade.log"
 python3 tools/testlog-summary.py "$build/meson-logs/testlog.json"
 summary_status=$?
 [[ $test_status -eq 0 && $summary_status -eq 0 && $bench_status -eq 0 && $baseline_status -eq 0 ]]

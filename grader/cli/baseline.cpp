@@ -21,6 +21,7 @@
 #include "labkit/exit_codes.h"
 #include "labkit/fixtures.h"
 #include "labkit/random.h"
+#include "labkit/stats.h"
 #include "labkit_config.h"
 #include "reference/baseline.h"
 #include "reference/conv_reference.h"
@@ -64,7 +65,7 @@ Row run_conv_case(const std::string& name, const ConvShape& shape, std::span<con
     row.cmp.passed = false;
     row.note = "input or mask modified";
   }
-  row.op_ms = median(time_conv_forward(baseline::conv_ops, shape, input, mask, 3, samples, flush));
+  row.op_ms = stats::median(time_conv_forward(baseline::conv_ops, shape, input, mask, 3, samples, flush));
   return row;
 }
 
@@ -82,7 +83,7 @@ Row run_map_case(const fixtures::MapCase& c, int samples) {
   // float32 trajectories of up to 1000 iterations stay within ~3e-6 of the double reference
   // (tests/unit/test_map_cpu.cpp); the margin covers CUDA's less accurate float functions.
   row.cmp = compare(out, c.expected, 2e-5);
-  row.op_ms = median(ms);
+  row.op_ms = stats::median(ms);
   return row;
 }
 

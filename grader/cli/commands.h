@@ -9,5 +9,7 @@ namespace labkit::cli {
 
 void add_inspect(CLI::App& app, int& status);   // print a .npy file's dtype, shape, stats
 void add_baseline(CLI::App& app, int& status);  // run the baseline on the fixtures, short table
+void add_list(CLI::App& app, int& status);      // the labs this build can grade
+void add_grade(CLI::App& app, int& status);     // grade labs in child processes, aggregate
 
 }  // namespace labkit::cli

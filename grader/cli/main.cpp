@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   int status = labkit::exit_code::kPass;
   labkit::cli::add_inspect(app, status);
   labkit::cli::add_baseline(app, status);
+  labkit::cli::add_list(app, status);
+  labkit::cli::add_grade(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

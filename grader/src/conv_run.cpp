@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 #include "labkit/cuda_check.h"
 #include "labkit/event_timer.h"
+#include "labkit/phase.h"
 
 namespace labkit {
 namespace {
@@ -16,6 +18,10 @@ bool device_equals(const float* device, std::span<const float> host) {
   return std::memcmp(back.data(), host.data(), host.size_bytes()) == 0;
 }
 
+bool host_equals(const float* a, std::span<const float> b) {
+  return std::memcmp(a, b.data(), b.size_bytes()) == 0;
+}
+
 void check_sizes(const ConvShape& shape, std::span<const float> input, std::span<const float> mask) {
   if (!shape.valid() || input.size() != shape.input_size() || mask.size() != shape.mask_size())
     throw std::invalid_argument("conv run: input/mask sizes do not match " + to_string(shape));
@@ -23,20 +29,51 @@ void check_sizes(const ConvShape& shape, std::span<const float> input, std::span
 
 }  // namespace
 
+HostArray::HostArray(std::size_t n, HostMemory kind) : n_(n), kind_(kind) {
+  if (kind == HostMemory::pinned) {
+    LABKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), std::max<std::size_t>(n, 1) * sizeof(float)));
+  } else {
+    data_ = new float[std::max<std::size_t>(n, 1)];
+  }
+}
+
+HostArray::~HostArray() {
+  if (kind_ == HostMemory::pinned) cudaFreeHost(data_);
+  else delete[] data_;
+}
+
 ConvRunResult run_conv_checked(const ConvOps& ops, const ConvShape& shape,
-                               std::span<const float> input, std::span<const float> mask) {
+                               std::span<const float> input, std::span<const float> mask,
+                               HostMemory host_memory) {
   check_sizes(shape, input, mask);
+  HostArray in(input.size(), host_memory), msk(mask.size(), host_memory),
+      out(shape.output_size(), host_memory);
+  std::copy(input.begin(), input.end(), in.data());
+  std::copy(mask.begin(), mask.end(), msk.data());
+  std::memset(out.data(), 0xFF, shape.output_size() * sizeof(float));
+
   ConvRunResult r;
-  r.output.assign(shape.output_size(), 0.0f);
   float *d_out = nullptr, *d_in = nullptr, *d_mask = nullptr;
-  ops.prolog(r.output.data(), input.data(), mask.data(), &d_out, &d_in, &d_mask, shape);
+  set_phase("conv_forward_gpu_prolog");
+  ops.prolog(out.data(), in.data(), msk.data(), &d_out, &d_in, &d_mask, shape);
+  set_phase("the kit's poisoning of the output (after prolog)");
+  if (!d_out || !d_in || !d_mask)
+    throw std::invalid_argument("conv_forward_gpu_prolog left a device pointer null");
   LABKIT_CUDA_CHECK(cudaMemset(d_out, 0xFF, shape.output_size() * sizeof(float)));
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  set_phase("conv_forward_gpu");
   ops.forward(d_out, d_in, d_mask, shape);
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  set_phase("the kit's check of the device input and mask (after conv_forward_gpu)");
   r.input_unchanged = device_equals(d_in, input);
   r.mask_unchanged = device_equals(d_mask, mask);
-  ops.epilog(r.output.data(), d_out, d_in, d_mask, shape);
+  set_phase("conv_forward_gpu_epilog");
+  ops.epilog(out.data(), d_out, d_in, d_mask, shape);
+  r.output.assign(out.data(), out.data() + shape.output_size());
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  set_phase("the kit's checks (after epilog)");
+  r.host_input_unchanged = host_equals(in.data(), input);
+  r.host_mask_unchanged = host_equals(msk.data(), mask);
   return r;
 }
 
@@ -51,14 +88,6 @@ std::vector<double> time_conv_forward(const ConvOps& ops, const ConvShape& shape
       warmup, samples, [&] { flush(); }, [&] { ops.forward(d_out, d_in, d_mask, shape); });
   ops.epilog(host_out.data(), d_out, d_in, d_mask, shape);
   return ms;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  auto mid = v.begin() + v.size() / 2;
-  std::nth_element(v.begin(), mid, v.end());
-  if (v.size() % 2) return *mid;
-  return (*mid + *std::max_element(v.begin(), mid)) / 2;
 }
 
 }  // namespace labkit

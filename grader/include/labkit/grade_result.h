@@ -1,0 +1,93 @@
+// labkit/grade_result.h — everything one grading run found, and its JSON form.
+//
+// Contract
+//   * A per-lab runner fills a GradeResult and prints it (text, or JSON with --json); `labkit
+//     grade` reads that JSON back from the child process, so the JSON is the interface between
+//     the two and report.h formats text from the JSON alone.
+//   * verdict is one of the names below; exit_code follows it (0 passed, 1 any graded failure,
+//     77 no device, 99 kit error). "passed" means correct, with the technique's evidence and
+//     honest timing; the score may still be partial (speedup below target).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "labkit/evidence.h"
+#include "labkit/lab_spec.h"
+#include "labkit/score.h"
+
+namespace labkit {
+
+namespace verdict {
+inline constexpr const char* kPassed = "passed";
+inline constexpr const char* kIncorrect = "incorrect";
+inline constexpr const char* kMissingEvidence = "missing-evidence";
+inline constexpr const char* kHiddenWork = "hidden-work";
+inline constexpr const char* kCudaError = "cuda-error";
+inline constexpr const char* kLabError = "lab-error";   // the lab threw (not a CUDA error)
+inline constexpr const char* kTimeout = "timeout";
+inline constexpr const char* kCrashed = "crashed";
+inline constexpr const char* kNoDevice = "no-device";
+inline constexpr const char* kKitError = "kit-error";
+int exit_code(const std::string& verdict);
+}  // namespace verdict
+
+struct CaseReport {
+  std::string name;    // "k3-c3-m17-b1", "random-1", "grading conv1"
+  std::string origin;  // "fixture", "random", "grading"
+  std::string shape;   // to_string(shape) or "dimx=... dimy=... niterations=..."
+  bool passed = false;
+  std::string outcome; // check::to_string(Outcome) or what stopped the case
+  std::string detail;  // check::Result::describe(), several lines
+  double worst = 0;    // worst |err| / allowed
+};
+
+struct ShapeTiming {
+  std::string name, shape;
+  double base_ms = 0, lab_ms = 0;
+  double speedup = 0, low = 0, high = 0;
+  int samples = 0;
+  double noise = 0;
+  bool converged = false;
+  bool hidden_work = false;
+  double lab_extra_host_ms = 0;
+  int sm_clock_mhz = 0;  // 0: unknown
+};
+
+struct HostEvidenceReport {
+  std::string name;    // "streams", "no_extra_memory"
+  bool ok = false;
+  std::string detail;
+};
+
+struct GradeResult {
+  // What was graded.
+  std::string id, title, role, kind, precision, timed_region;  // timed_region: "op" or "layer"
+  std::string kernel_source;
+  std::uint64_t seed = 0;
+  int batch = 0;
+  // Where.
+  std::string device, driver;
+  int peak_sm_clock_mhz = 0, max_sm_clock_mhz = 0;
+  // Findings.
+  std::string verdict = verdict::kKitError;
+  std::string message;  // one paragraph: what happened
+  std::string hint;     // what to do next
+  std::string tolerance;
+  std::vector<CaseReport> cases;
+  std::vector<ShapeTiming> timing;
+  bool timed = false;
+  double speedup = 0, speedup_low = 0, speedup_high = 0;  // geometric mean over shapes
+  double target_speedup = 0;
+  evidence::Report evidence;
+  std::vector<HostEvidenceReport> host_evidence;
+  Score score;
+  double seconds = 0;
+  int exit_code = 99;
+};
+
+nlohmann::json to_json(const GradeResult& r);
+
+}  // namespace labkit

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Lists the lab folders meson builds a grading executable for (run at configure time).
+
+Usage: discover_labs.py SOURCE_ROOT [--tests]
+Prints one line per lab: role|id|kind|folder|lab.json (paths relative to SOURCE_ROOT).
+  labs/NN-name/        role "lab"       (kernel.cu + lab.json + README.md)
+  solutions/NN-name/   role "solution"  (kernel.cu; graded with labs/NN-name/lab.json)
+  tests/labs/name/     role "test"      (the grader's own test labs, with --tests)
+A folder without kernel.cu is skipped; a broken lab.json stops the configuration with a message
+naming the file, since every later step depends on it.
+"""
+import json
+import os
+import sys
+
+
+def fail(msg):
+    sys.stderr.write(f"labkit: {msg}\n")
+    sys.exit(1)
+
+
+def kind_of(root, lab_json):
+    path = os.path.join(root, lab_json)
+    try:
+        with open(path, encoding="utf-8") as f:
+            spec = json.load(f)
+    except FileNotFoundError:
+        fail(f"{lab_json}: missing (every lab folder needs a lab.json)")
+    except json.JSONDecodeError as e:
+        fail(f"{lab_json}: not valid JSON: {e}")
+    kind = spec.get("kind") if isinstance(spec, dict) else None
+    if kind not in ("conv", "map"):
+        fail(f'{lab_json}: "kind" must be "conv" or "map", found {kind!r}')
+    return kind
+
+
+def folders(root, rel):
+    base = os.path.join(root, rel)
+    if not os.path.isdir(base):
+        return []
+    return sorted(d for d in os.listdir(base)
+                  if os.path.isfile(os.path.join(base, d, "kernel.cu")))
+
+
+def main():
+    if len(sys.argv) < 2:
+        fail("usage: discover_labs.py SOURCE_ROOT [--tests]")
+    root = sys.argv[1]
+    roots = [("lab", "labs", None), ("solution", "solutions", "labs")]
+    if "--tests" in sys.argv[2:]:
+        roots.append(("test", os.path.join("tests", "labs"), None))
+    for role, rel, spec_root in roots:
+        for lab_id in folders(root, rel):
+            folder = os.path.join(rel, lab_id)
+            lab_json = os.path.join(spec_root or rel, lab_id, "lab.json")
+            if role == "solution" and not os.path.isfile(os.path.join(root, lab_json)):
+                fail(f"{folder}/kernel.cu has no lab: {lab_json} is missing")
+            print(f"{role}|{lab_id}|{kind_of(root, lab_json)}|{folder}|{lab_json}")
+
+
+main()

@@ -1,0 +1,66 @@
+#include "labkit/grade_result.h"
+
+#include <string_view>
+
+#include "labkit/exit_codes.h"
+
+namespace labkit {
+
+int verdict::exit_code(const std::string& v) {
+  if (v == kPassed) return exit_code::kPass;
+  if (v == kNoDevice) return exit_code::kNoDevice;
+  if (v == kKitError) return exit_code::kKitError;
+  return exit_code::kFail;
+}
+
+nlohmann::json to_json(const GradeResult& r) {
+  using nlohmann::json;
+  json cases = json::array();
+  for (const CaseReport& c : r.cases)
+    cases.push_back({{"name", c.name}, {"origin", c.origin}, {"shape", c.shape}, {"passed", c.passed},
+                     {"outcome", c.outcome}, {"detail", c.detail}, {"worst", c.worst}});
+  json timing = json::array();
+  for (const ShapeTiming& t : r.timing)
+    timing.push_back({{"name", t.name}, {"shape", t.shape}, {"baseline_ms", t.base_ms},
+                      {"lab_ms", t.lab_ms}, {"speedup", t.speedup}, {"speedup_low", t.low},
+                      {"speedup_high", t.high}, {"samples", t.samples}, {"noise", t.noise},
+                      {"converged", t.converged}, {"hidden_work", t.hidden_work},
+                      {"lab_extra_host_ms", t.lab_extra_host_ms}, {"sm_clock_mhz", t.sm_clock_mhz}});
+  json findings = json::array();
+  for (const evidence::Finding& f : r.evidence.findings)
+    findings.push_back({{"name", f.pattern.name}, {"regex", f.pattern.regex},
+                        {"description", f.pattern.description}, {"hint", f.pattern.hint},
+                        {"absent", f.pattern.absent}, {"min_count", f.pattern.min_count},
+                        {"count", f.count}, {"functions", f.functions}, {"example", f.example},
+                        {"ok", f.ok}});
+  json host = json::array();
+  for (const HostEvidenceReport& h : r.host_evidence)
+    host.push_back({{"name", h.name}, {"ok", h.ok}, {"detail", h.detail}});
+  json lines = json::array();
+  for (const ScoreLine& l : r.score.lines)
+    lines.push_back({{"item", l.item}, {"points", l.points}, {"max", l.max}, {"why", l.why}});
+
+  return {
+      {"lab", {{"id", r.id}, {"title", r.title}, {"role", r.role}, {"kind", r.kind},
+               {"precision", r.precision}, {"timed", r.timed_region}, {"kernel", r.kernel_source}}},
+      {"seed", std::to_string(r.seed)},  // a string: JSON numbers lose bits above 2^53
+      {"batch", r.batch},
+      {"device", {{"name", r.device}, {"driver", r.driver}, {"peak_sm_clock_mhz", r.peak_sm_clock_mhz},
+                  {"max_sm_clock_mhz", r.max_sm_clock_mhz}}},
+      {"verdict", r.verdict},
+      {"message", r.message},
+      {"hint", r.hint},
+      {"tolerance", r.tolerance},
+      {"cases", cases},
+      {"timing", {{"measured", r.timed}, {"shapes", timing}, {"speedup", r.speedup},
+                  {"speedup_low", r.speedup_low}, {"speedup_high", r.speedup_high},
+                  {"target_speedup", r.target_speedup}}},
+      {"evidence", {{"ok", r.evidence.ok}, {"kernels", r.evidence.kernels}, {"patterns", findings},
+                    {"host", host}}},
+      {"score", {{"total", r.score.total}, {"max", r.score.max}, {"lines", lines}}},
+      {"seconds", r.seconds},
+      {"exit_code", r.exit_code},
+  };
+}
+
+}  // namespace labkit

@@ -1,0 +1,141 @@
+#include "labkit/lab_spec.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace labkit {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct Reader {
+  const fs::path& file;
+  const json& root;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw LabSpecError(fmt::format("{}: {}", file.string(), what));
+  }
+  const json& member(const char* key) const {
+    if (!root.contains(key)) fail(fmt::format("missing \"{}\"", key));
+    return root.at(key);
+  }
+  std::string string(const char* key) const {
+    const json& v = member(key);
+    if (!v.is_string() || v.get<std::string>().empty())
+      fail(fmt::format("\"{}\" must be a non-empty string, found {}", key, v.dump()));
+    return v.get<std::string>();
+  }
+  double number(const char* key, double lo, double hi, const char* expected) const {
+    const json& v = member(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo ||
+        v.get<double>() > hi)
+      fail(fmt::format("\"{}\" must be {}, found {}", key, expected, v.dump()));
+    return v.get<double>();
+  }
+  template <class E, std::size_t N>
+  E choice(const char* key, const std::pair<const char*, E> (&options)[N]) const {
+    const std::string s = string(key);
+    std::string names;
+    for (const auto& [name, value] : options) {
+      if (s == name) return value;
+      names += names.empty() ? fmt::format("\"{}\"", name) : fmt::format(" or \"{}\"", name);
+    }
+    fail(fmt::format("\"{}\" must be {}, found \"{}\"", key, names, s));
+  }
+};
+
+constexpr std::pair<const char*, LabKind> kKinds[] = {{"conv", LabKind::conv}, {"map", LabKind::map}};
+constexpr std::pair<const char*, Precision> kPrecisions[] = {{"fp32", Precision::fp32},
+                                                             {"fp16", Precision::fp16}};
+constexpr std::pair<const char*, TimedRegion> kRegions[] = {{"op", TimedRegion::op},
+                                                            {"layer", TimedRegion::layer}};
+constexpr std::pair<const char*, HostEvidence> kHostEvidence[] = {
+    {"streams", HostEvidence::streams}, {"no_extra_memory", HostEvidence::no_extra_memory}};
+
+const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision", "timed",
+                                     "target_speedup", "correctness_share", "evidence",
+                                     "host_evidence", "hints", "map"};
+
+}  // namespace
+
+const char* to_string(LabKind k) { return k == LabKind::conv ? "conv" : "map"; }
+const char* to_string(Precision p) { return p == Precision::fp32 ? "fp32" : "fp16"; }
+const char* to_string(TimedRegion t) { return t == TimedRegion::op ? "op" : "layer"; }
+const char* to_string(HostEvidence h) {
+  return h == HostEvidence::streams ? "streams" : "no_extra_memory";
+}
+
+LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
+  std::ifstream in(file);
+  if (!in) throw LabSpecError(fmt::format("{}: cannot open the lab description", file.string()));
+  json root;
+  try {
+    root = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw LabSpecError(fmt::format("{}: not valid JSON ({})", file.string(), e.what()));
+  }
+  const Reader r{file, root};
+  if (!root.is_object()) r.fail("expected a JSON object at the top level");
+  for (const auto& [key, value] : root.items())
+    if (!kKeys.contains(key)) r.fail(fmt::format("unknown key \"{}\"", key));
+
+  LabSpec s;
+  s.file = file;
+  s.id = r.string("id");
+  if (!expected_id.empty() && s.id != expected_id)
+    r.fail(fmt::format("\"id\" is \"{}\" but the lab's folder is \"{}\"; they must be equal", s.id,
+                       expected_id));
+  s.title = r.string("title");
+  s.points = r.number("points", 1e-9, 1e6, "a positive number");
+  s.kind = r.choice("kind", kKinds);
+  s.precision = r.choice("precision", kPrecisions);
+  s.timed = r.choice("timed", kRegions);
+  s.target_speedup = r.number("target_speedup", 1.0001, 1e6, "a number above 1");
+  s.correctness_share = r.number("correctness_share", 0, 1, "a number from 0 to 1");
+
+  const json& ev = r.member("evidence");
+  if (!ev.is_array()) r.fail("\"evidence\" must be an array of patterns (may be empty)");
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    try {
+      s.evidence.push_back(
+          evidence::pattern_from_json(ev[i], fmt::format("{}: evidence[{}]", file.string(), i)));
+    } catch (const evidence::EvidenceError& e) {
+      throw LabSpecError(e.what());
+    }
+  }
+  if (root.contains("host_evidence")) {
+    const json& he = root.at("host_evidence");
+    if (!he.is_array()) r.fail("\"host_evidence\" must be an array");
+    for (const json& item : he) {
+      const Reader one{file, json{{"host_evidence", item}}};
+      s.host_evidence.push_back(one.choice("host_evidence", kHostEvidence));
+    }
+  }
+  if (root.contains("hints")) {
+    const json& h = root.at("hints");
+    if (!h.is_object()) r.fail("\"hints\" must be an object");
+    for (const auto& [key, value] : h.items()) {
+      if (!value.is_string()) r.fail(fmt::format("hints.{} must be a string", key));
+      if (key == "correctness") s.hint_correctness = value;
+      else if (key == "performance") s.hint_performance = value;
+      else if (key == "evidence") s.hint_evidence = value;
+      else r.fail(fmt::format("unknown hint \"{}\" (expected correctness, performance, evidence)", key));
+    }
+  }
+  if (root.contains("map")) {
+    if (s.kind != LabKind::map) r.fail("\"map\" is only allowed when \"kind\" is \"map\"");
+    const Reader m{file, root.at("map")};
+    if (!m.root.is_object()) r.fail("\"map\" must be an object {dimx, dimy, niterations}");
+    s.map.dimx = static_cast<int>(m.number("dimx", 1, 1 << 20, "an integer from 1 to 2^20"));
+    s.map.dimy = static_cast<int>(m.number("dimy", 1, 1 << 20, "an integer from 1 to 2^20"));
+    s.map.niterations = static_cast<int>(m.number("niterations", 1, 1e6, "an integer from 1 to 10^6"));
+  }
+  return s;
+}
+
+}  // namespace labkit

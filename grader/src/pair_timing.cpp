@@ -1,0 +1,105 @@
+#include "labkit/pair_timing.h"
+
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+
+#include "labkit/cuda_check.h"
+
+namespace labkit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Events {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  Events() {
+    LABKIT_CUDA_CHECK(cudaEventCreate(&start));
+    LABKIT_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~Events() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+};
+
+struct Sample {
+  double event_ms = 0, host_ms = 0;
+};
+
+Sample time_one(const TimedSide& side, Events& ev, L2Flush& flush) {
+  if (side.reset) side.reset();
+  flush();
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto t0 = Clock::now();
+  LABKIT_CUDA_CHECK(cudaEventRecord(ev.start));
+  side.body();
+  LABKIT_CUDA_CHECK(cudaEventRecord(ev.stop));
+  // The whole device, not the stop event: work the body left running on other streams must be
+  // finished before the host clock stops.
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto t1 = Clock::now();
+  float ms = 0;
+  LABKIT_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+  return {ms, std::chrono::duration<double, std::milli>(t1 - t0).count()};
+}
+
+}  // namespace
+
+PairTiming time_pairs(const TimedSide& baseline, const TimedSide& lab, Measure measure,
+                      const StoppingRule& rule, int warmup, L2Flush& flush) {
+  Events ev;
+  PairTiming t;
+  const auto begin = Clock::now();
+  for (int i = 0; i < warmup; ++i) {
+    time_one(baseline, ev, flush);
+    time_one(lab, ev, flush);
+  }
+  const auto timed_begin = Clock::now();
+  for (int i = 0;; ++i) {
+    Sample b, l;
+    if (i % 2 == 0) {
+      b = time_one(baseline, ev, flush);
+      l = time_one(lab, ev, flush);
+    } else {
+      l = time_one(lab, ev, flush);
+      b = time_one(baseline, ev, flush);
+    }
+    t.base_event_ms.push_back(b.event_ms);
+    t.lab_event_ms.push_back(l.event_ms);
+    t.base_host_ms.push_back(b.host_ms);
+    t.lab_host_ms.push_back(l.host_ms);
+    const bool by_events = measure == Measure::events;
+    const double lab_ms = by_events ? l.event_ms : l.host_ms;
+    const double base_ms = by_events ? b.event_ms : b.host_ms;
+    // An empty body can time at 0 ms; a ratio needs a positive denominator.
+    t.ratios.push_back(base_ms / std::max(lab_ms, 1e-6));
+
+    const int n = i + 1;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - timed_begin).count();
+    if (n >= rule.min_samples) {
+      t.noise = stats::relative_noise(t.ratios);
+      if (t.noise < rule.max_noise) {
+        t.converged = true;
+        break;
+      }
+    }
+    if (n >= rule.max_samples || elapsed >= rule.max_seconds) break;
+  }
+  t.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  t.speedup = stats::median_ci95(t.ratios);
+  t.noise = stats::relative_noise(t.ratios);
+  t.ratio_stddev = stats::relative_stddev(t.ratios);
+  const double base_event = stats::median(t.base_event_ms), lab_event = stats::median(t.lab_event_ms);
+  const double base_host = stats::median(t.base_host_ms), lab_host = stats::median(t.lab_host_ms);
+  t.base_ms = measure == Measure::events ? base_event : base_host;
+  t.lab_ms = measure == Measure::events ? lab_event : lab_host;
+  t.lab_extra_host_ms = (lab_host - lab_event) - (base_host - base_event);
+  t.hidden_work = t.lab_extra_host_ms > kHiddenWorkMinMs &&
+                  t.lab_extra_host_ms > kHiddenWorkFraction * lab_event;
+  return t;
+}
+
+}  // namespace labkit

@@ -1,0 +1,165 @@
+#include "labkit/report.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+
+namespace labkit {
+namespace {
+
+using nlohmann::json;
+
+std::string str(const json& j, const char* key) {
+  return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
+}
+double num(const json& j, const char* key) {
+  return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : 0.0;
+}
+const json& sub(const json& j, const char* key) {
+  static const json empty = json::object();
+  return j.contains(key) && j.at(key).is_object() ? j.at(key) : empty;
+}
+const json& list(const json& j, const char* key) {
+  static const json empty = json::array();
+  return j.contains(key) && j.at(key).is_array() ? j.at(key) : empty;
+}
+
+std::string indent(const std::string& text, const char* prefix) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = text.find('\n', start);
+    out += prefix + text.substr(start, end == std::string::npos ? std::string::npos : end - start) + "\n";
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+void correctness(std::string& out, const json& r) {
+  const json& cases = list(r, "cases");
+  if (cases.empty()) return;
+  out += fmt::format("\nCorrectness ({} cases; tolerance {})\n", cases.size(), str(r, "tolerance"));
+  for (const json& c : cases) {
+    const bool ok = c.value("passed", false);
+    out += fmt::format("  {:<5} {:<22} {:<36} {}\n", ok ? "ok" : "FAIL", str(c, "name"),
+                       str(c, "shape"),
+                       ok ? fmt::format("worst error {:.2f} of allowed", num(c, "worst")) : str(c, "outcome"));
+    if (!ok && !str(c, "detail").empty()) out += indent(str(c, "detail"), "        ");
+  }
+}
+
+void timing(std::string& out, const json& r) {
+  const json& t = sub(r, "timing");
+  const json& shapes = list(t, "shapes");
+  if (!t.value("measured", false) || shapes.empty()) return;
+  const bool layer = str(sub(r, "lab"), "timed") == "layer";
+  out += fmt::format("\nTiming ({}: median of baseline/lab pairs, interleaved, L2 flushed before each)\n",
+                     layer ? "Layer Time, prolog + op + epilog, host to host" : "Op Time, conv_forward_gpu");
+  out += fmt::format("  {:<26} {:>12} {:>10} {:>9}  {:<18} {:>7} {:>6} {:>6}\n", "shape", "baseline ms",
+                     "lab ms", "speedup", "95% interval", "samples", "noise", "SM MHz");
+  for (const json& s : shapes) {
+    std::string flags;
+    if (!s.value("converged", true)) flags += "  (noisy: stopped at the time cap)";
+    if (s.value("hidden_work", false))
+      flags += fmt::format("  (+{:.3f} ms of work outside the timed region)", num(s, "lab_extra_host_ms"));
+    out += fmt::format("  {:<26} {:>12.4f} {:>10.4f} {:>8.2f}x  [{:.3f}, {:.3f}]{:>4} {:>7} {:>5.1f}% {:>6}{}\n",
+                       str(s, "name"), num(s, "baseline_ms"),
+                       num(s, "lab_ms"), num(s, "speedup"), num(s, "speedup_low"),
+                       num(s, "speedup_high"), "", s.value("samples", 0), 100 * num(s, "noise"),
+                       s.value("sm_clock_mhz", 0), flags);
+  }
+  out += fmt::format("  {:<26} {:>12} {:>10} {:>8.2f}x  [{:.3f}, {:.3f}]   target {:.2f}x\n",
+                     "geometric mean", "", "", num(t, "speedup"), num(t, "speedup_low"),
+                     num(t, "speedup_high"), num(t, "target_speedup"));
+}
+
+void evidence(std::string& out, const json& r) {
+  const json& e = sub(r, "evidence");
+  const json& patterns = list(e, "patterns");
+  const json& host = list(e, "host");
+  if (patterns.empty() && host.empty()) return;
+  out += fmt::format("\nEvidence of the technique (PTX of {}, {} kernels)\n",
+                     str(sub(r, "lab"), "kernel"), e.value("kernels", 0));
+  for (const json& p : patterns) {
+    const bool ok = p.value("ok", false);
+    const bool absent = p.value("absent", false);
+    std::string where;
+    if (!absent && p.value("count", 0) > 0) {
+      where = fmt::format(" (x{}", p.value("count", 0));
+      const json& fns = list(p, "functions");
+      if (!fns.empty()) where += " in " + fns.at(0).get<std::string>() + (fns.size() > 1 ? ", ..." : "");
+      where += ")";
+    }
+    out += fmt::format("  {:<7} {}{}{}: {}\n", ok ? "found" : "MISSING", absent ? "no " : "",
+                       str(p, "name"), where, str(p, "description"));
+    if (!ok && !str(p, "hint").empty()) out += fmt::format("          -> {}\n", str(p, "hint"));
+  }
+  for (const json& h : host)
+    out += fmt::format("  {:<7} {} (run time): {}\n", h.value("ok", false) ? "found" : "MISSING",
+                       str(h, "name"), str(h, "detail"));
+}
+
+void score(std::string& out, const json& r) {
+  const json& s = sub(r, "score");
+  const json& lines = list(s, "lines");
+  if (lines.empty()) return;
+  out += "\nScore\n";
+  for (const json& l : lines)
+    out += fmt::format("  {:<12} {:>5.2f} / {:<5.2f} {}\n", str(l, "item"), num(l, "points"),
+                       num(l, "max"), str(l, "why"));
+  out += fmt::format("  {:<12} {:>5.2f} / {:<5.2f}\n", "total", num(s, "total"), num(s, "max"));
+}
+
+}  // namespace
+
+std::string format_text(const json& r, bool color) {
+  const json& lab = sub(r, "lab");
+  const json& dev = sub(r, "device");
+  std::string out = fmt::format("labkit: {} ({}) [{}, {} {}, {} time]\n", str(lab, "id"),
+                                str(lab, "title"), str(lab, "role"), str(lab, "kind"),
+                                str(lab, "precision"), str(lab, "timed"));
+  if (!str(dev, "name").empty())
+    out += fmt::format("GPU: {} (driver {}), peak SM clock {} MHz\n", str(dev, "name"),
+                       str(dev, "driver"), dev.value("peak_sm_clock_mhz", 0));
+  if (!str(r, "seed").empty())
+    out += fmt::format("Seed: {} (replay with --seed {}), batch {}\n", str(r, "seed"), str(r, "seed"),
+                       r.value("batch", 0));
+  correctness(out, r);
+  timing(out, r);
+  evidence(out, r);
+  score(out, r);
+  const std::string v = str(r, "verdict");
+  const bool passed = v == "passed";
+  std::string head = passed ? "PASSED" : v == "no-device" ? "SKIPPED" : "FAILED";
+  if (color) head = (passed ? "\033[32m" : "\033[31m") + head + "\033[0m";
+  out += fmt::format("\nVerdict: {} ({})", head, v);
+  if (r.contains("seconds")) out += fmt::format(" in {:.1f} s", num(r, "seconds"));
+  out += "\n" + indent(str(r, "message"), "  ");
+  if (!str(r, "hint").empty()) out += "Next: " + str(r, "hint") + "\n";
+  return out;
+}
+
+json gradescope(const std::vector<json>& results) {
+  json tests = json::array();
+  double total = 0, max = 0;
+  for (const json& r : results) {
+    const json& s = sub(r, "score");
+    const json& lab = sub(r, "lab");
+    total += num(s, "total");
+    max += num(s, "max");
+    tests.push_back({{"name", fmt::format("{}: {}", str(lab, "id"), str(lab, "title"))},
+                     {"score", num(s, "total")},
+                     {"max_score", num(s, "max")},
+                     {"status", str(r, "verdict") == "passed" ? "passed" : "failed"},
+                     {"output", format_text(r)},
+                     {"visibility", "visible"}});
+  }
+  return {{"score", total},
+          {"max_score", max},
+          {"output", fmt::format("labkit graded {} lab(s): {:.2f} / {:.2f} points", results.size(), total, max)},
+          {"tests", tests},
+          {"visibility", "visible"}};
+}
+
+}  // namespace labkit

@@ -1,0 +1,36 @@
+// Reports: the JSON of a result, its text, and Gradescope's results.json.
+#include <doctest/doctest.h>
+
+#include "labkit/grade_result.h"
+#include "labkit/report.h"
+
+TEST_CASE("a result's JSON gives a readable report and a valid Gradescope file") {
+  labkit::GradeResult r;
+  r.id = "03-tiling";
+  r.title = "Tiling";
+  r.role = "lab";
+  r.verdict = labkit::verdict::kIncorrect;
+  r.message = "1 of 2 cases are wrong.";
+  r.seed = 18446744073709551557ull;  // above 2^53: kept exactly as a string
+  r.cases.push_back({"k3", "fixture", "B=1 M=1 C=1 H=5 W=5 K=3", false, "wrong values",
+                     "wrong values: 1 of 9\n    (b=0, m=0, h=1, w=1): got 1, expected 2", 3});
+  r.score = labkit::compute_score({2, 0.5, 2, false, false, 0, false, true});
+  const auto j = labkit::to_json(r);
+  CHECK(j["seed"] == "18446744073709551557");
+  const std::string text = labkit::format_text(j);
+  CHECK(text.find("FAIL") != std::string::npos);
+  CHECK(text.find("(b=0, m=0, h=1, w=1)") != std::string::npos);
+  CHECK(text.find("Verdict: FAILED (incorrect)") != std::string::npos);
+  CHECK(text.find("--seed 18446744073709551557") != std::string::npos);
+
+  const auto g = labkit::gradescope({j});
+  CHECK(g["score"] == 0);
+  CHECK(g["max_score"] == 2);
+  REQUIRE(g["tests"].size() == 1);
+  CHECK(g["tests"][0]["status"] == "failed");
+  CHECK(g["tests"][0]["max_score"] == 2);
+  CHECK(g["tests"][0]["output"].get<std::string>().find("03-tiling") != std::string::npos);
+  CHECK(labkit::verdict::exit_code("passed") == 0);
+  CHECK(labkit::verdict::exit_code("timeout") == 1);
+  CHECK(labkit::verdict::exit_code("no-device") == 77);
+}
