@@ -55,6 +55,13 @@ json result_of(const LabEntry& lab, const subprocess::Result& p) {
     message = fmt::format("The grading of {} {}.", lab.id, p.describe());
     hint = "A kernel that never finishes: a loop whose exit condition is never met, or a "
            "__syncthreads() that some threads of a block never reach.";
+  } else if (const auto at = p.err.find("labkit: the lab crashed:"); at != std::string::npos) {
+    // The runner's crash handler named the signal, the phase and the case (grader/runner/watchdog.h).
+    message = p.err.substr(at + 8, p.err.find('\n', at) - at - 8);
+    message[0] = 'T';
+    if (message.find("SIGSEGV") != std::string::npos)
+      hint = "A segmentation fault in host code: a device pointer dereferenced on the host, or a "
+             "host array indexed past its end.";
   } else {
     message = fmt::format("The lab's process {} before it could report.", p.describe());
     if (p.signal == 11)

@@ -195,8 +195,8 @@ int main(int argc, char** argv, const LabUnderTest& lab) {
   Watchdog watchdog(cli.opt.timeout_s, r, cli.json);
   if (!cuda_device_available()) {
     r.verdict = verdict::kNoDevice;
-    r.message = "No usable CUDA device (no driver or no GPU): correctness and speed need one. "
-                "The PTX evidence above was checked.";
+    r.message = "No usable CUDA device (no driver or no GPU): correctness and speed need one; "
+                "only the PTX evidence could be checked here.";
     r.score.max = spec.points;
     r.exit_code = exit_code::kNoDevice;
     emit(cli, r);

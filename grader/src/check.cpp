@@ -9,12 +9,17 @@
 namespace labkit::check {
 
 Tolerance conv_tolerance(const ConvShape& shape, Precision precision) {
+  // gamma_k = k u / (1 - k u), the rigorous bound for k roundings (Higham, Accuracy and Stability
+  // of Numerical Algorithms, 3.1). A dot product of n terms in any order rounds at most n times per
+  // term path (n - 1 additions and a product); one more rounding covers the conversion of the
+  // double reference, so k = n + 1 in fp32. fp16 arithmetic also rounds both inputs to half
+  // before the product: k = n + 2.
   const double n = double(shape.C) * shape.K * shape.K;
-  // Unit roundoff: half an ulp of 1. fp16 arithmetic also rounds both inputs to half before the
-  // product, two more roundings per term: n + 2.
-  if (precision == Precision::fp32)
-    return {n * 0x1.0p-24, fmt::format("|err| <= {:.0f} * 2^-24 * sum|x*w|", n)};
-  return {(n + 2) * 0x1.0p-11, fmt::format("|err| <= ({:.0f} + 2) * 2^-11 * sum|x*w|", n)};
+  const bool fp32 = precision == Precision::fp32;
+  const double u = fp32 ? 0x1.0p-24 : 0x1.0p-11;
+  const double k = fp32 ? n + 1 : n + 2;
+  return {k * u / (1 - k * u),
+          fmt::format("|err| <= gamma_{:.0f} * sum|x*w|, gamma_k = k*u/(1-k*u), u = 2^-{}", k, fp32 ? 24 : 11)};
 }
 
 // The float map kernel and the double reference evaluate the same functions; the gap measured by

@@ -85,14 +85,15 @@ void evidence(std::string& out, const json& r) {
     const bool ok = p.value("ok", false);
     const bool absent = p.value("absent", false);
     std::string where;
-    if (!absent && p.value("count", 0) > 0) {
+    if (p.value("count", 0) > 0) {
       where = fmt::format(" (x{}", p.value("count", 0));
       const json& fns = list(p, "functions");
       if (!fns.empty()) where += " in " + fns.at(0).get<std::string>() + (fns.size() > 1 ? ", ..." : "");
       where += ")";
     }
-    out += fmt::format("  {:<7} {}{}{}: {}\n", ok ? "found" : "MISSING", absent ? "no " : "",
-                       str(p, "name"), where, str(p, "description"));
+    const char* status = absent ? (ok ? "absent" : "PRESENT") : (ok ? "found" : "MISSING");
+    out += fmt::format("  {:<7} {}{}: {}{}\n", status, str(p, "name"), where, str(p, "description"),
+                       absent && !ok ? " (must be absent)" : "");
     if (!ok && !str(p, "hint").empty()) out += fmt::format("          -> {}\n", str(p, "hint"));
   }
   for (const json& h : host)
@@ -122,7 +123,7 @@ std::string format_text(const json& r, bool color) {
   if (!str(dev, "name").empty())
     out += fmt::format("GPU: {} (driver {}), peak SM clock {} MHz\n", str(dev, "name"),
                        str(dev, "driver"), dev.value("peak_sm_clock_mhz", 0));
-  if (!str(r, "seed").empty())
+  if (!str(r, "seed").empty() && !list(r, "cases").empty())
     out += fmt::format("Seed: {} (replay with --seed {}), batch {}\n", str(r, "seed"), str(r, "seed"),
                        r.value("batch", 0));
   correctness(out, r);
@@ -132,11 +133,13 @@ std::string format_text(const json& r, bool color) {
   const std::string v = str(r, "verdict");
   const bool passed = v == "passed";
   std::string head = passed ? "PASSED" : v == "no-device" ? "SKIPPED" : "FAILED";
-  if (color) head = (passed ? "\033[32m" : "\033[31m") + head + "\033[0m";
+  if (color) head = fmt::format("{}{}\033[0m", passed ? "\033[32m" : "\033[31m", head);
   out += fmt::format("\nVerdict: {} ({})", head, v);
   if (r.contains("seconds")) out += fmt::format(" in {:.1f} s", num(r, "seconds"));
-  out += "\n" + indent(str(r, "message"), "  ");
-  if (!str(r, "hint").empty()) out += "Next: " + str(r, "hint") + "\n";
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict, bug 105329) on "\n" + string.
+  out += '\n';
+  out += indent(str(r, "message"), "  ");
+  if (!str(r, "hint").empty()) out += fmt::format("Next: {}\n", str(r, "hint"));
   return out;
 }
 

@@ -3,11 +3,12 @@
 // Contract (docs/grading.md explains every number)
 //   * Element i passes when |got_i - expected_i| <= rel * bound_i + kUnderflowFloor.
 //     conv: bound_i = sum over the element's C*K*K terms of |x * w| (the reference conv of |input|
-//           and |mask|), rel = n * u with n = C*K*K and u the unit roundoff of the lab's precision
-//           (2^-24 fp32, 2^-11 fp16). That is the textbook worst-case error of a floating-point
-//           dot product in ANY summation order (sequential, tree, atomics, fused), so no correct
-//           fp32 kernel can fail it, while every element carries its own scale: an output that is
-//           small because of cancellation is not judged against the tensor's largest value.
+//           and |mask|), rel = gamma_k = k*u/(1-k*u) with k = C*K*K + 1 (fp32) or + 2 (fp16) and
+//           u the unit roundoff of the lab's precision (2^-24 fp32, 2^-11 fp16). That is the
+//           textbook worst-case error of a floating-point dot product in ANY summation order
+//           (sequential, tree, atomics, fused), so no correct fp32 kernel can fail it, while every
+//           element carries its own scale: an output that is small because of cancellation is
+//           not judged against the tensor's largest value.
 //     map:  bound_i = |expected_i|, rel = kMapRelTolerance (fp32 elementwise math; see .cpp).
 //   * NaN and inf never pass. An element still holding the poison pattern (all bits set) is
 //     reported as never written, apart from NaNs the kernel computed.
