@@ -6,7 +6,8 @@ checks:
   --verdict V            the result's verdict (required)
   --outcome TEXT         some failing case's outcome contains TEXT
   --text TEXT            the message, hint or a case's detail contains TEXT
-  --speedup-contains X   the geometric-mean speedup interval contains X
+  --speedup-contains X   the geometric-mean speedup interval, widened by the printed precision
+                         of speedups (0.005), contains X
   --twice                run COMMAND twice; the two speedups must agree within 3%
 Exit: 0 checks passed, 1 a check failed, 77 the command reported no CUDA device.
 COMMAND gets --json; for `labkit grade` the first result of {"results": [...]} is checked.
@@ -62,7 +63,9 @@ def main():
     timing = r.get("timing", {})
     if a.speedup_contains is not None:
         lo, hi = timing.get("speedup_low", 0), timing.get("speedup_high", 0)
-        if not lo <= a.speedup_contains <= hi:
+        # Two buffers of the same kernel can differ by a real 0.03% (measured): the interval is
+        # widened by the precision speedups are printed with.
+        if not lo - 0.005 <= a.speedup_contains <= hi + 0.005:
             failures.append(f"speedup interval [{lo}, {hi}] does not contain {a.speedup_contains}")
     if a.twice:
         _, r2, _ = run(command)
