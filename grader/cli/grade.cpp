@@ -4,7 +4,9 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -19,6 +21,11 @@ namespace labkit::cli {
 namespace {
 
 using nlohmann::json;
+
+// Ctrl-C reaches only labkit (each lab runs in its own process group): the handler raises this
+// flag and subprocess::run stops the lab's group, so no kernel keeps the GPU busy after we exit.
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 
 struct GradeOptions {
   std::vector<std::string> labs;
@@ -99,6 +106,12 @@ int run_grade(const GradeOptions& o) {
     return exit_code::kUsage;
   }
 
+  struct sigaction sa{};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
   std::vector<json> results;
   for (const LabEntry& lab : selected) {
     std::vector<std::string> argv{lab.exe, "--json"};
@@ -110,7 +123,12 @@ int run_grade(const GradeOptions& o) {
     if (!o.json) fmt::print(stderr, "grading {} ({}) ...\n", lab.id, lab.role);
     subprocess::Options so;
     so.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+    so.cancel = &g_interrupted;
     const subprocess::Result p = subprocess::run(argv, so);
+    if (p.cancelled || g_interrupted) {
+      fmt::print(stderr, "labkit grade: interrupted: {} was stopped; no report or results file was written\n", lab.id);
+      return 130;  // the shell's code for "ended by SIGINT"
+    }
     json r = result_of(lab, p);
     if (!o.json) fmt::print("{}\n", format_text(r, isatty(STDOUT_FILENO)));
     results.push_back(std::move(r));

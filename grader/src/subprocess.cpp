@@ -217,6 +217,12 @@ void supervise(pid_t pid, Clock::time_point start, const Options& o, Stream& out
       drain_until = now + kDrainAfterExit;
     }
     if (ended && ((!out.fd.open() && !err.fd.open()) || now >= *drain_until)) return;
+    if (!ended && !r.cancelled && o.cancel && o.cancel->load()) {
+      r.cancelled = true;
+      ::kill(-pid, SIGTERM);
+      kill_at = now + o.grace;
+      deadline.reset();
+    }
     if (deadline && now >= *deadline) {
       r.timed_out = true;
       ::kill(-pid, SIGTERM);
@@ -229,6 +235,8 @@ void supervise(pid_t pid, Clock::time_point start, const Options& o, Stream& out
     }
 
     milliseconds wait = !ended && !pidfd.open() ? kExitPoll : milliseconds{1 << 30};
+    // A signal may land just before poll() starts; look at the cancel flag often enough anyway.
+    if (o.cancel && !r.cancelled) wait = std::min(wait, milliseconds{100});
     for (const auto& t : {deadline, kill_at, drain_until})
       if (t) wait = std::min(wait, std::chrono::ceil<milliseconds>(std::max(*t - now, Clock::duration{})));
 
@@ -348,6 +356,7 @@ std::string signal_name(int sig) {
 
 std::string Result::describe() const {
   if (!started) return fmt::format("could not start {}: {}", program.empty() ? "(nothing)" : program, error);
+  if (cancelled) return "was stopped on request (interrupted)";
   if (timed_out) {
     const std::string how =
         signal == SIGKILL ? fmt::format(" (SIGKILL: still running {} s after SIGTERM)", seconds_text(grace)) : "";

@@ -262,3 +262,22 @@ TEST_CASE("no child process or fd outlives a run, whatever its end") {
   CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);  // not even a zombie is ours
   CHECK(errno == ECHILD);
 }
+
+TEST_CASE("a cancel flag stops the child's whole group, as Ctrl-C of the caller should") {
+  std::atomic<bool> cancel{false};
+  labkit::subprocess::Options o;
+  o.cancel = &cancel;
+  o.grace = std::chrono::milliseconds(300);
+  std::thread trigger([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancel = true;
+  });
+  const auto r = labkit::subprocess::run({"/bin/sh", "-c", "sleep 30 & echo $!; wait"}, o);
+  trigger.join();
+  CHECK(r.cancelled);
+  CHECK(!r.timed_out);
+  CHECK(r.seconds < 3);
+  CHECK(r.describe() == "was stopped on request (interrupted)");
+  const pid_t grandchild = std::stoi(r.out);
+  CHECK(gone_soon(grandchild));
+}

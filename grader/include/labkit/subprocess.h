@@ -26,6 +26,7 @@
 //     that wants its children to die with it must handle SIGINT itself.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -42,6 +43,10 @@ struct Options {
   bool echo_stderr = false;                    // also copy the child's stderr to ours as it arrives
   std::vector<std::pair<std::string, std::string>> env;  // added/overridden variables (last wins)
   std::filesystem::path working_directory;     // empty = ours
+  // When set and it becomes true (e.g. from the caller's SIGINT handler), the child's group is
+  // stopped as on a timeout (SIGTERM, then SIGKILL after `grace`) and `cancelled` is set: Ctrl-C
+  // at a terminal reaches only the caller, whose child would otherwise keep the GPU busy.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct Result {
@@ -51,6 +56,7 @@ struct Result {
   int exit_code = -1;        // when it exited normally
   int signal = 0;            // when killed by a signal (SIGSEGV = 11, ...)
   bool timed_out = false;    // we killed it because the time limit passed
+  bool cancelled = false;    // we stopped it because Options::cancel became true
   bool core_dumped = false;
   double seconds = 0;        // from start to the child's end
   std::string out, err;
