@@ -21,6 +21,7 @@
 
 #include "labkit/cuda_check.h"
 #include "labkit/device.h"
+#include "labkit/event_timer.h"
 #include "labkit/exit_codes.h"
 #include "labkit/random.h"
 #include "reference/baseline.h"
@@ -81,26 +82,11 @@ Problem& problem_for(const ConvShape& s) {
   return *g_problem;
 }
 
-class Events {
- public:
-  Events() {
-    LABKIT_CUDA_CHECK(cudaEventCreate(&start));
-    LABKIT_CUDA_CHECK(cudaEventCreate(&stop));
-  }
-  ~Events() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  Events(const Events&) = delete;
-  Events& operator=(const Events&) = delete;
-  cudaEvent_t start = nullptr, stop = nullptr;
-};
-
 void bench_conv(benchmark::State& state, ConvShape shape) {
   try {
     Problem& problem = problem_for(shape);
     labkit::L2Flush& flush = *g_flush;
-    Events events;
+    labkit::EventPair events;
     for (int i = 0; i < kWarmupCalls; ++i) {
       flush();
       problem.forward();
@@ -114,8 +100,7 @@ void bench_conv(benchmark::State& state, ConvShape shape) {
       problem.forward();
       LABKIT_CUDA_CHECK(cudaEventRecord(events.stop));
       LABKIT_CUDA_CHECK(cudaEventSynchronize(events.stop));
-      float ms = 0;
-      LABKIT_CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
+      const float ms = events.elapsed_ms();
       state.SetIterationTime(ms * 1e-3);
       total_s += ms * 1e-3;
     }

@@ -5,31 +5,18 @@
 #include <chrono>
 
 #include "labkit/cuda_check.h"
+#include "labkit/event_timer.h"
 
 namespace labkit {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Events {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  Events() {
-    LABKIT_CUDA_CHECK(cudaEventCreate(&start));
-    LABKIT_CUDA_CHECK(cudaEventCreate(&stop));
-  }
-  ~Events() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  Events(const Events&) = delete;
-  Events& operator=(const Events&) = delete;
-};
-
 struct Sample {
   double event_ms = 0, host_ms = 0;
 };
 
-Sample time_one(const TimedSide& side, Events& ev, L2Flush& flush) {
+Sample time_one(const TimedSide& side, EventPair& ev, L2Flush& flush) {
   if (side.reset) side.reset();
   flush();
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
@@ -41,16 +28,14 @@ Sample time_one(const TimedSide& side, Events& ev, L2Flush& flush) {
   // finished before the host clock stops.
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
   const auto t1 = Clock::now();
-  float ms = 0;
-  LABKIT_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-  return {ms, std::chrono::duration<double, std::milli>(t1 - t0).count()};
+  return {ev.elapsed_ms(), std::chrono::duration<double, std::milli>(t1 - t0).count()};
 }
 
 }  // namespace
 
 PairTiming time_pairs(const TimedSide& baseline, const TimedSide& lab, Measure measure,
                       const StoppingRule& rule, int warmup, L2Flush& flush) {
-  Events ev;
+  EventPair ev;
   PairTiming t;
   const auto begin = Clock::now();
   for (int i = 0; i < warmup; ++i) {

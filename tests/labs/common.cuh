@@ -9,9 +9,20 @@
 
 namespace test_lab {
 
-// One thread per output element, a grid-stride loop over all of them (size_t: any batch).
+// The product of one input and one mask value, as the plain conv forms it. Test labs that break
+// the arithmetic pass their own (a transposed mask, half-rounded values) to conv_kernel.
+struct PlainTerm {
+  __device__ float operator()(const float* in, const float* mask, const labkit::ConvShape& s,
+                              std::size_t b, int m, int c, int h, int w, int p, int q) const {
+    return in[((b * s.C + c) * s.H + h + p) * s.W + w + q] *
+           mask[((std::size_t(m) * s.C + c) * s.K + p) * s.K + q];
+  }
+};
+
+// One thread per output element, a grid-stride loop over elements [first, last) (size_t: any batch).
+template <class Term = PlainTerm>
 __global__ void conv_kernel(float* out, const float* in, const float* mask, labkit::ConvShape s,
-                            std::size_t first, std::size_t last) {
+                            std::size_t first, std::size_t last, Term term = {}) {
   const int ho = s.H_out(), wo = s.W_out();
   for (std::size_t i = first + blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < last;
        i += std::size_t(gridDim.x) * blockDim.x) {
@@ -20,9 +31,7 @@ __global__ void conv_kernel(float* out, const float* in, const float* mask, labk
     float acc = 0;
     for (int c = 0; c < s.C; ++c)
       for (int p = 0; p < s.K; ++p)
-        for (int q = 0; q < s.K; ++q)
-          acc += in[((b * s.C + c) * s.H + h + p) * s.W + w + q] *
-                 mask[((std::size_t(m) * s.C + c) * s.K + p) * s.K + q];
+        for (int q = 0; q < s.K; ++q) acc += term(in, mask, s, b, m, c, h, w, p, q);
     out[i] = acc;
   }
 }
@@ -30,7 +39,7 @@ __global__ void conv_kernel(float* out, const float* in, const float* mask, labk
 inline void launch(float* out, const float* in, const float* mask, const labkit::ConvShape& s,
                    std::size_t first, std::size_t last, cudaStream_t stream = nullptr) {
   if (last <= first) return;
-  conv_kernel<<<1024, 256, 0, stream>>>(out, in, mask, s, first, last);
+  conv_kernel<<<1024, 256, 0, stream>>>(out, in, mask, s, first, last, PlainTerm{});
   LABKIT_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,4 +1,5 @@
-// labkit/event_timer.h — timing a device call with CUDA events, sample by sample.
+// labkit/event_timer.h — timing a device call with CUDA events, sample by sample; EventPair is
+// the start/stop pair every timer of the kit (pair_timing, bench) records with.
 //
 //   std::vector<double> ms = time_samples(warmup, samples,
 //       [&] { flush(); },                 // before each sample: enqueued, not timed
@@ -16,31 +17,41 @@
 
 namespace labkit {
 
-template <class Before, class Body>
-std::vector<double> time_samples(int warmup, int samples, Before&& before, Body&& body) {
-  cudaEvent_t start, stop;
-  LABKIT_CUDA_CHECK(cudaEventCreate(&start));
-  LABKIT_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> ms;
-  ms.reserve(samples > 0 ? samples : 0);
-  try {
-    for (int i = 0; i < warmup + samples; ++i) {
-      before();
-      LABKIT_CUDA_CHECK(cudaEventRecord(start));
-      body();
-      LABKIT_CUDA_CHECK(cudaEventRecord(stop));
-      LABKIT_CUDA_CHECK(cudaEventSynchronize(stop));
-      float t = 0;
-      LABKIT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-      if (i >= warmup) ms.push_back(t);
-    }
-  } catch (...) {
+// A start and a stop event, created together and destroyed together.
+class EventPair {
+ public:
+  EventPair() {
+    LABKIT_CUDA_CHECK(cudaEventCreate(&start));
+    LABKIT_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~EventPair() {
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
-    throw;
   }
-  LABKIT_CUDA_CHECK(cudaEventDestroy(start));
-  LABKIT_CUDA_CHECK(cudaEventDestroy(stop));
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  // Milliseconds between the two, once stop has completed.
+  float elapsed_ms() const {
+    float ms = 0;
+    LABKIT_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return ms;
+  }
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+template <class Before, class Body>
+std::vector<double> time_samples(int warmup, int samples, Before&& before, Body&& body) {
+  EventPair ev;
+  std::vector<double> ms;
+  ms.reserve(samples > 0 ? samples : 0);
+  for (int i = 0; i < warmup + samples; ++i) {
+    before();
+    LABKIT_CUDA_CHECK(cudaEventRecord(ev.start));
+    body();
+    LABKIT_CUDA_CHECK(cudaEventRecord(ev.stop));
+    LABKIT_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+    if (i >= warmup) ms.push_back(ev.elapsed_ms());
+  }
   return ms;
 }
 
