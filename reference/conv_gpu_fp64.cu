@@ -6,10 +6,12 @@
 // range do: one thread per output element over a 1-D grid-stride loop with 64-bit indices, which
 // covers any batch (conv2 at batch 10000 has 185 M outputs; B * M would overflow grid.z).
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "labkit/cuda_check.h"
+#include "labkit/device_buffer.h"
 #include "reference/conv_reference.h"
 
 namespace labkit::reference {
@@ -59,6 +61,26 @@ void conv_forward_gpu_fp64(double* device_output, const float* device_input,
   LABKIT_CUDA_CHECK_LAUNCH();
   // Synchronous by contract: errors inside the kernel (e.g. a bad pointer) surface here.
   LABKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+std::vector<double> conv_reference_gpu(const ConvShape& shape, std::span<const float> input,
+                                       std::span<const float> mask) {
+  if (!shape.valid() || input.size() != shape.input_size() || mask.size() != shape.mask_size())
+    throw std::invalid_argument("conv_reference_gpu: input/mask sizes do not match " + to_string(shape));
+  DeviceBuffer<float> d_in(input.size()), d_mask(mask.size());
+  DeviceBuffer<double> d_out(shape.output_size());
+  d_in.upload(input);
+  d_mask.upload(mask);
+  conv_forward_gpu_fp64(d_out.get(), d_in.get(), d_mask.get(), shape);
+  return d_out.download();
+}
+
+std::vector<double> conv_error_scale_gpu(const ConvShape& shape, std::span<const float> input,
+                                         std::span<const float> mask) {
+  std::vector<float> abs_in(input.begin(), input.end()), abs_mask(mask.begin(), mask.end());
+  for (float& v : abs_in) v = std::fabs(v);
+  for (float& v : abs_mask) v = std::fabs(v);
+  return conv_reference_gpu(shape, abs_in, abs_mask);
 }
 
 }  // namespace labkit::reference

@@ -16,6 +16,7 @@
 #include <cuda_runtime_api.h>
 
 #include <span>
+#include <vector>
 
 #include "labkit/conv.h"
 
@@ -31,5 +32,15 @@ void conv_forward_cpu(std::span<double> output, std::span<const float> input,
 void conv_forward_gpu_fp64(double* device_output, const float* device_input,
                            const float* device_mask, const ConvShape& shape,
                            cudaStream_t stream = nullptr);
+
+// Host arrays in, host result out, through the GPU fp64 kernel (for the grader and the tools,
+// which hold their data on the host). conv_reference_gpu is the expected output;
+// conv_error_scale_gpu is, per output element, the sum of |x * w| over its C*K*K terms (the
+// reference conv of |input| and |mask|): the scale of that element's rounding error, which the
+// grader's tolerance (labkit/check.h) multiplies.
+std::vector<double> conv_reference_gpu(const ConvShape& shape, std::span<const float> input,
+                                       std::span<const float> mask);
+std::vector<double> conv_error_scale_gpu(const ConvShape& shape, std::span<const float> input,
+                                         std::span<const float> mask);
 
 }  // namespace labkit::reference

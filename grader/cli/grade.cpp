@@ -38,10 +38,12 @@ struct GradeOptions {
   bool correctness_only = false;
 };
 
+// The last `lines` lines of a child's stderr, for the report of a lab that could not report.
 std::string tail(const std::string& text, std::size_t lines) {
-  std::size_t pos = text.size();
-  while (lines-- > 0 && pos > 0) pos = text.rfind('\n', pos - 1) == std::string::npos ? 0 : text.rfind('\n', pos - 1);
-  return text.substr(pos == 0 ? 0 : pos + 1);
+  std::size_t start = text.ends_with('\n') ? text.size() - 1 : text.size();
+  for (std::size_t n = 0; n < lines && start != std::string::npos && start > 0; ++n)
+    start = text.rfind('\n', start - 1);
+  return start == std::string::npos || start == 0 ? text : text.substr(start + 1);
 }
 
 // The child's JSON, or a result made from how it ended when it could not report itself.

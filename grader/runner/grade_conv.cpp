@@ -1,6 +1,7 @@
 // Grading a conv lab: correctness on fixtures, fresh random cases and the grading shapes, then
 // Op or Layer Time against the baseline, then the run-time (host) evidence.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +14,6 @@
 #include "labkit/check.h"
 #include "labkit/clocks.h"
 #include "labkit/conv_run.h"
-#include "labkit/device_buffer.h"
 #include "labkit/fixtures.h"
 #include "labkit/phase.h"
 #include "labkit/random.h"
@@ -38,21 +38,8 @@ struct Reference {
 
 Reference reference(const ConvCase& c) {
   set_phase("the kit's reference computation");
-  DeviceBuffer<float> in(c.input.size()), mask(c.mask.size());
-  DeviceBuffer<double> out(c.shape.output_size());
-  Reference r;
-  in.upload(c.input);
-  mask.upload(c.mask);
-  reference::conv_forward_gpu_fp64(out.get(), in.get(), mask.get(), c.shape);
-  r.expected = out.download();
-  std::vector<float> abs_in(c.input), abs_mask(c.mask);
-  for (float& v : abs_in) v = std::fabs(v);
-  for (float& v : abs_mask) v = std::fabs(v);
-  in.upload(abs_in);
-  mask.upload(abs_mask);
-  reference::conv_forward_gpu_fp64(out.get(), in.get(), mask.get(), c.shape);
-  r.bound = out.download();
-  return r;
+  return {reference::conv_reference_gpu(c.shape, c.input, c.mask),
+          reference::conv_error_scale_gpu(c.shape, c.input, c.mask)};
 }
 
 ConvCase random_case(const std::string& name, const std::string& origin, const ConvShape& shape,
@@ -101,13 +88,12 @@ CaseReport check_case(const LabUnderTest& lab, const LabSpec& spec, const ConvCa
   if (!run.host_input_unchanged) modified.push_back("the host input");
   if (!run.host_mask_unchanged) modified.push_back("the host mask");
   if (!modified.empty()) {
-    std::string what;
-    for (std::size_t i = 0; i < modified.size(); ++i) what += (i ? " and " : "") + modified[i];
+    const std::string what = fmt::format("{}", fmt::join(modified, " and "));
     rep.outcome = "input modified";
     rep.detail = fmt::format("{} changed during the call; conv_forward_gpu must only read its "
                              "inputs (the next layer or the next call would see changed data)",
                              what);
-    if (!cmp.passed()) rep.detail += "\n" + cmp.describe(check::conv_layout(c.shape));
+    if (!cmp.passed()) rep.detail += fmt::format("\n{}", cmp.describe(check::conv_layout(c.shape)));
     return rep;
   }
   rep.passed = cmp.passed();

@@ -35,6 +35,7 @@ std::string Layout::coordinates(std::size_t index) const {
     c[d] = extents[d] ? index % extents[d] : 0;
     index = extents[d] ? index / extents[d] : 0;
   }
+  if (!c.empty() && c[0] < outer_index.size()) c[0] = outer_index[c[0]];
   std::string s = "(";
   for (std::size_t d = 0; d < c.size(); ++d)
     s += fmt::format("{}{}={}", d ? ", " : "", names[d], c[d]);
@@ -43,11 +44,17 @@ std::string Layout::coordinates(std::size_t index) const {
 
 Layout conv_layout(const ConvShape& s) {
   return {{"b", "m", "h", "w"},
-          {std::size_t(s.B), std::size_t(s.M), std::size_t(s.H_out()), std::size_t(s.W_out())}};
+          {std::size_t(s.B), std::size_t(s.M), std::size_t(s.H_out()), std::size_t(s.W_out())},
+          {}};
 }
 
 Layout map_layout(int dimx, int dimy) {
-  return {{"row", "col"}, {std::size_t(dimy), std::size_t(dimx)}};
+  return {{"row", "col"}, {std::size_t(dimy), std::size_t(dimx)}, {}};
+}
+
+Layout map_layout(int dimx, std::vector<std::size_t> rows) {
+  const std::size_t n = rows.size();
+  return {{"row", "col"}, {n, std::size_t(dimx)}, std::move(rows)};
 }
 
 const char* to_string(Outcome o) {

@@ -162,4 +162,5 @@ TEST_CASE("map: the float workload passes, one iteration short fails") {
   const auto short_one = check::compare(run(iters - 1), expected, expected, tol);
   CHECK(short_one.bad == in.size());
   CHECK(check::map_layout(dimx, dimy).coordinates(9) == "(row=1, col=2)");
+  CHECK(check::map_layout(dimx, std::vector<std::size_t>{0, 128, 4095}).coordinates(9) == "(row=128, col=2)");
 }

@@ -43,10 +43,14 @@ Tolerance map_tolerance();
 struct Layout {
   std::vector<std::string> names;
   std::vector<std::size_t> extents;
+  // When set, the real index of each outermost position: a compared subset of rows reports the
+  // rows' places in the whole matrix.
+  std::vector<std::size_t> outer_index;
   std::string coordinates(std::size_t index) const;  // "(b=1, m=3, h=0, w=17)"
 };
 Layout conv_layout(const ConvShape& shape);
 Layout map_layout(int dimx, int dimy);
+Layout map_layout(int dimx, std::vector<std::size_t> rows);  // only these rows were compared
 
 struct Mismatch {
   std::size_t index = 0;
