@@ -56,6 +56,7 @@ nlohmann::json to_json(const GradeResult& r) {
                   {"speedup_low", r.speedup_low}, {"speedup_high", r.speedup_high},
                   {"target_speedup", r.target_speedup}}},
       {"evidence", {{"ok", r.evidence.ok}, {"kernels", r.evidence.kernels}, {"patterns", findings},
+                    {"text", evidence::format_report(r.evidence)},
                     {"host", host}}},
       {"score", {{"total", r.score.total}, {"max", r.score.max}, {"lines", lines}}},
       {"seconds", r.seconds},

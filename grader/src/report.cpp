@@ -76,26 +76,11 @@ void timing(std::string& out, const json& r) {
 
 void evidence(std::string& out, const json& r) {
   const json& e = sub(r, "evidence");
-  const json& patterns = list(e, "patterns");
   const json& host = list(e, "host");
-  if (patterns.empty() && host.empty()) return;
+  if (list(e, "patterns").empty() && host.empty()) return;
   out += fmt::format("\nEvidence of the technique (PTX of {}, {} kernels)\n",
                      str(sub(r, "lab"), "kernel"), e.value("kernels", 0));
-  for (const json& p : patterns) {
-    const bool ok = p.value("ok", false);
-    const bool absent = p.value("absent", false);
-    std::string where;
-    if (p.value("count", 0) > 0) {
-      where = fmt::format(" (x{}", p.value("count", 0));
-      const json& fns = list(p, "functions");
-      if (!fns.empty()) where += " in " + fns.at(0).get<std::string>() + (fns.size() > 1 ? ", ..." : "");
-      where += ")";
-    }
-    const char* status = absent ? (ok ? "absent" : "PRESENT") : (ok ? "found" : "MISSING");
-    out += fmt::format("  {:<7} {}{}: {}{}\n", status, str(p, "name"), where, str(p, "description"),
-                       absent && !ok ? " (must be absent)" : "");
-    if (!ok && !str(p, "hint").empty()) out += fmt::format("          -> {}\n", str(p, "hint"));
-  }
+  if (!list(e, "patterns").empty()) out += str(e, "text");  // evidence::format_report, one line a pattern
   for (const json& h : host)
     out += fmt::format("  {:<7} {} (run time): {}\n", h.value("ok", false) ? "found" : "MISSING",
                        str(h, "name"), str(h, "detail"));
