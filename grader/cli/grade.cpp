@@ -13,6 +13,8 @@
 
 #include "commands.h"
 #include "labkit/exit_codes.h"
+#include "labkit/grade_result.h"
+#include "labkit/lab_spec.h"
 #include "labkit/report.h"
 #include "labkit/subprocess.h"
 #include "registry.h"
@@ -55,34 +57,37 @@ json result_of(const LabEntry& lab, const subprocess::Result& p) {
     } catch (const json::parse_error&) {
     }
   }
-  std::string verdict = "crashed", message, hint;
+  std::string v = verdict::kCrashed, message, hint;
   if (!p.started) {
-    verdict = "kit-error";
+    v = verdict::kKitError;
     message = p.error;
   } else if (p.timed_out) {
-    verdict = "timeout";
+    v = verdict::kTimeout;
     message = fmt::format("The grading of {} {}.", lab.id, p.describe());
-    hint = "A kernel that never finishes: a loop whose exit condition is never met, or a "
-           "__syncthreads() that some threads of a block never reach.";
+    hint = verdict::kNeverReturnsHint;
   } else if (const auto at = p.err.find("labkit: the lab crashed:"); at != std::string::npos) {
     // The runner's crash handler named the signal, the phase and the case (grader/runner/watchdog.h).
-    message = p.err.substr(at + 8, p.err.find('\n', at) - at - 8);
-    message[0] = 'T';
-    if (message.find("SIGSEGV") != std::string::npos)
-      hint = "A segmentation fault in host code: a device pointer dereferenced on the host, or a "
-             "host array indexed past its end.";
+    message = "T" + p.err.substr(at + 9, p.err.find('\n', at) - at - 9);
+    if (message.find("SIGSEGV") != std::string::npos) hint = verdict::kHostSegfaultHint;
   } else {
     message = fmt::format("The lab's process {} before it could report.", p.describe());
-    if (p.signal == 11)
-      hint = "A segmentation fault in host code: a device pointer dereferenced on the host, or a "
-             "host array indexed past its end.";
+    if (p.signal == SIGSEGV) hint = verdict::kHostSegfaultHint;
   }
   const std::string err = tail(p.err, 6);
   if (!err.empty()) message += "\nIts last words:\n" + err;
-  return {{"lab", {{"id", lab.id}, {"role", lab.role}, {"kind", lab.kind}, {"title", lab.id}}},
-          {"verdict", verdict}, {"message", message}, {"hint", hint},
-          {"score", {{"total", 0}, {"max", 0}, {"lines", json::array()}}},
-          {"seconds", p.seconds}, {"exit_code", verdict == "kit-error" ? 99 : 1}};
+  // The lab's points still count in the class's maximum: a crash scores 0 of them, not 0 of 0.
+  std::string title = lab.id;
+  double points = 0;
+  try {
+    const LabSpec spec = load_lab_spec(lab.lab_json);
+    title = spec.title;
+    points = spec.points;
+  } catch (const LabSpecError&) {  // the child reports a broken lab.json itself
+  }
+  return {{"lab", {{"id", lab.id}, {"role", lab.role}, {"kind", lab.kind}, {"title", title}}},
+          {"verdict", v}, {"message", message}, {"hint", hint},
+          {"score", {{"total", 0}, {"max", points}, {"lines", json::array()}}},
+          {"seconds", p.seconds}, {"exit_code", verdict::exit_code(v)}};
 }
 
 int run_grade(const GradeOptions& o) {
@@ -142,9 +147,9 @@ int run_grade(const GradeOptions& o) {
     const std::string v = r.value("verdict", "");
     total += r["score"].value("total", 0.0);
     max += r["score"].value("max", 0.0);
-    all_passed &= v == "passed";
-    any_kit_error |= v == "kit-error";
-    all_no_device &= v == "no-device";
+    all_passed &= v == verdict::kPassed;
+    any_kit_error |= v == verdict::kKitError;
+    all_no_device &= v == verdict::kNoDevice;
   }
   if (o.json) {
     fmt::print("{}\n", json{{"results", results}, {"score", total}, {"max_score", max}}.dump(2));

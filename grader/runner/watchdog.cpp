@@ -33,8 +33,7 @@ void Watchdog::run(double seconds) {
   r.verdict = verdict::kTimeout;
   r.message = fmt::format("The lab did not return from {} (case {}) within {:g} s and was stopped.",
                           g_phase.load(), g_phase_case.load(), seconds);
-  r.hint = "A kernel that never finishes: a loop whose exit condition is never met, or a "
-           "__syncthreads() inside a branch that some threads of the block skip.";
+  r.hint = verdict::kNeverReturnsHint;
   r.score.max = identity_.score.max;
   r.exit_code = 1;
   const nlohmann::json j = to_json(r);

@@ -60,6 +60,8 @@ def main():
             failures.append(f"no message, hint or case detail contains {a.text!r}")
     if r.get("verdict") != "passed" and r.get("score", {}).get("total", 0) >= r.get("score", {}).get("max", 1) > 0:
         failures.append("a failed lab got full marks")
+    if not r.get("score", {}).get("max", 0) > 0:
+        failures.append("the result has no maximum score: a crashed or hung lab must still count its points")
     timing = r.get("timing", {})
     if a.speedup_contains is not None:
         lo, hi = timing.get("speedup_low", 0), timing.get("speedup_high", 0)

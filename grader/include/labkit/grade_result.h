@@ -32,6 +32,15 @@ inline constexpr const char* kCrashed = "crashed";
 inline constexpr const char* kNoDevice = "no-device";
 inline constexpr const char* kKitError = "kit-error";
 int exit_code(const std::string& verdict);
+
+// Hints for verdicts that two places reach (the runner's watchdog and `labkit grade`'s timeout;
+// the runner's crash handler and a child killed by a signal).
+inline constexpr const char* kNeverReturnsHint =
+    "A kernel that never finishes: a loop whose exit condition is never met, or a "
+    "__syncthreads() inside a branch that some threads of the block skip.";
+inline constexpr const char* kHostSegfaultHint =
+    "A segmentation fault in host code: a device pointer dereferenced on the host, or a host "
+    "array indexed past its end.";
 }  // namespace verdict
 
 struct CaseReport {
