@@ -1,9 +1,13 @@
-// bench_baseline.cu — Google Benchmark of the baseline conv at the milestone batches.
+// bench_conv.cu — Google Benchmark of a conv at the milestone batches (100, 1000, 10000).
 //
-//   meson test -C build --benchmark --suite gpu        (or run build/bench/bench-baseline)
+//   meson test -C build --benchmark --suite gpu        (or run build/bench/bench-<name>)
 //
-// What is timed: labkit::baseline::conv_forward_gpu only (Op Time), between two CUDA events on the
-// default stream, reported as manual time. Before every sample the L2 is flushed by overwriting a
+// Built twice over: bench-baseline times the baseline alone; bench-<lab> (one per solution in
+// solutions/, compiled with that kernel.cu and LABKIT_BENCH_LAB set to the lab's id) times the
+// baseline and the solution side by side, as "baseline/conv1/B:1000" and "<lab>/conv1/B:1000".
+//
+// What is timed: conv_forward_gpu only (Op Time), between two CUDA events on the default stream,
+// reported as manual time. Before every sample the L2 is flushed by overwriting a
 // buffer twice its (queried) size, outside the timed region: a conv layer inside the network
 // finds its inputs in device memory, not in L2. The flush also keeps the stream busy while the
 // host enqueues the events and the kernel, so launch overhead does not leak into the samples.
@@ -34,34 +38,35 @@ namespace baseline = labkit::baseline;
 constexpr int kWarmupCalls = 3;
 bool g_failed = false;  // a benchmark was skipped with an error: exit kFail
 
-// One shape's device buffers, set up by the baseline's prolog from random inputs. Google
+// One shape's device buffers, set up by the implementation's own prolog from random inputs. Google
 // Benchmark calls a benchmark several times while it settles the iteration count, so the
 // current problem is kept until a benchmark with another shape comes.
 class Problem {
  public:
-  explicit Problem(const ConvShape& s) : shape(s), host_output_(s.output_size()) {
+  Problem(const labkit::ConvOps& ops, const ConvShape& s)
+      : ops(ops), shape(s), host_output_(s.output_size()) {
     std::vector<float> input(s.input_size()), mask(s.mask_size());
     labkit::fill_uniform(input, -1.f, 1.f, labkit::seed_for(408, "bench/input"));
     labkit::fill_uniform(mask, -0.5f, 0.5f, labkit::seed_for(408, "bench/mask"));
-    baseline::conv_forward_gpu_prolog(host_output_.data(), input.data(), mask.data(), &output_,
-                                      &input_, &mask_, s);
+    ops.prolog(host_output_.data(), input.data(), mask.data(), &output_, &input_, &mask_, s);
   }
   ~Problem() {
     try {
-      baseline::conv_forward_gpu_epilog(host_output_.data(), output_, input_, mask_, shape);
+      ops.epilog(host_output_.data(), output_, input_, mask_, shape);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "bench-baseline: epilog failed: %s\n", e.what());
+      std::fprintf(stderr, "bench: %s epilog failed: %s\n", ops.name, e.what());
     }
   }
   Problem(const Problem&) = delete;
   Problem& operator=(const Problem&) = delete;
 
-  void forward() { baseline::conv_forward_gpu(output_, input_, mask_, shape); }
-  bool holds(const ConvShape& s) const {
-    return s.B == shape.B && s.M == shape.M && s.C == shape.C && s.H == shape.H &&
+  void forward() { ops.forward(output_, input_, mask_, shape); }
+  bool holds(const labkit::ConvOps& o, const ConvShape& s) const {
+    return o.forward == ops.forward && s.B == shape.B && s.M == shape.M && s.C == shape.C && s.H == shape.H &&
            s.W == shape.W && s.K == shape.K;
   }
 
+  const labkit::ConvOps ops;
   const ConvShape shape;
 
  private:
@@ -74,17 +79,17 @@ class Problem {
 std::unique_ptr<labkit::L2Flush> g_flush;
 std::unique_ptr<Problem> g_problem;
 
-Problem& problem_for(const ConvShape& s) {
-  if (!g_problem || !g_problem->holds(s)) {
-    g_problem.reset();  // free the previous shape's buffers first: batch 10000 is ~1.3 GB
-    g_problem = std::make_unique<Problem>(s);
+Problem& problem_for(const labkit::ConvOps& ops, const ConvShape& s) {
+  if (!g_problem || !g_problem->holds(ops, s)) {
+    g_problem.reset();  // free the previous buffers first: batch 10000 is ~1.3 GB
+    g_problem = std::make_unique<Problem>(ops, s);
   }
   return *g_problem;
 }
 
-void bench_conv(benchmark::State& state, ConvShape shape) {
+void bench_conv(benchmark::State& state, labkit::ConvOps ops, ConvShape shape) {
   try {
-    Problem& problem = problem_for(shape);
+    Problem& problem = problem_for(ops, shape);
     labkit::L2Flush& flush = *g_flush;
     labkit::EventPair events;
     for (int i = 0; i < kWarmupCalls; ++i) {
@@ -122,15 +127,24 @@ void register_benchmarks() {
     ConvShape shape;  // at batch 1; B is set per benchmark
   };
   const Layer layers[] = {{"conv1", {1, 4, 1, 86, 86, 7}}, {"conv2", {1, 16, 4, 40, 40, 7}}};
+  std::vector<labkit::ConvOps> implementations{baseline::conv_ops};
+#ifdef LABKIT_BENCH_LAB
+  implementations.push_back({LABKIT_BENCH_LAB, &labkit::conv_forward_gpu_prolog,
+                             &labkit::conv_forward_gpu, &labkit::conv_forward_gpu_epilog});
+#endif
+  // Layer by layer and batch by batch, baseline then lab: each pair of rows compares directly.
   for (const Layer& layer : layers) {
     for (int batch : {100, 1000, 10000}) {
-      ConvShape s = layer.shape;
-      s.B = batch;
-      const std::string name = std::string(layer.name) + "/B:" + std::to_string(batch);
-      benchmark::RegisterBenchmark(name.c_str(), bench_conv, s)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond)
-          ->MinTime(0.5);
+      for (const labkit::ConvOps& ops : implementations) {
+        ConvShape s = layer.shape;
+        s.B = batch;
+        const std::string name =
+            std::string(ops.name) + "/" + layer.name + "/B:" + std::to_string(batch);
+        benchmark::RegisterBenchmark(name.c_str(), bench_conv, ops, s)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond)
+            ->MinTime(0.5);
+      }
     }
   }
 }
@@ -139,7 +153,7 @@ void register_benchmarks() {
 
 int main(int argc, char** argv) {
   if (!labkit::cuda_device_available()) {
-    std::puts("bench-baseline: no usable CUDA device (no driver or no GPU): skipping");
+    std::puts("bench: no usable CUDA device (no driver or no GPU): skipping");
     return labkit::exit_code::kNoDevice;
   }
   try {
@@ -147,7 +161,7 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("gpu", labkit::device_info().summary());
     benchmark::AddCustomContext("l2_flush_bytes", std::to_string(g_flush->bytes()));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench-baseline: %s\n", e.what());
+    std::fprintf(stderr, "bench: %s\n", e.what());
     return labkit::exit_code::kKitError;
   }
   register_benchmarks();
