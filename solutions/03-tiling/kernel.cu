@@ -14,7 +14,7 @@
 // a warp read the same address).
 //
 // Shared memory is dynamic: its size depends on C and K, known only at run time
-// (conv2: 4 * 22 * 22 + 196 * 16 floats = 20.3 KiB). Out-of-plane halo cells are filled with 0:
+// (conv2: 4 * 22 * 22 + 196 * 16 floats = 20,288 bytes). Out-of-plane halo cells are filled with 0:
 // they only feed outputs past the edge, which are never written.
 #include <climits>
 #include <stdexcept>
