@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "labkit/conv_buffers.h"
 #include "labkit/cuda_check.h"
 #include "reference/baseline.h"
 
@@ -78,14 +79,7 @@ void conv_forward_gpu_prolog(const float* host_output, const float* host_input,
                              float** device_mask, const ConvShape& shape) {
   (void)host_output;  // the output is produced on the device; the course's interface passes it anyway
   check_shape(shape);
-  const std::size_t input_bytes = shape.input_size() * sizeof(float);
-  const std::size_t mask_bytes = shape.mask_size() * sizeof(float);
-  const std::size_t output_bytes = shape.output_size() * sizeof(float);
-  LABKIT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(device_output), output_bytes));
-  LABKIT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(device_input), input_bytes));
-  LABKIT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(device_mask), mask_bytes));
-  LABKIT_CUDA_CHECK(cudaMemcpy(*device_input, host_input, input_bytes, cudaMemcpyHostToDevice));
-  LABKIT_CUDA_CHECK(cudaMemcpy(*device_mask, host_mask, mask_bytes, cudaMemcpyHostToDevice));
+  standard_prolog(host_input, host_mask, device_output, device_input, device_mask, shape);
 }
 
 void conv_forward_gpu(float* device_output, const float* device_input, const float* device_mask,
@@ -104,11 +98,7 @@ void conv_forward_gpu(float* device_output, const float* device_input, const flo
 
 void conv_forward_gpu_epilog(float* host_output, float* device_output, float* device_input,
                              float* device_mask, const ConvShape& shape) {
-  const std::size_t output_bytes = shape.output_size() * sizeof(float);
-  LABKIT_CUDA_CHECK(cudaMemcpy(host_output, device_output, output_bytes, cudaMemcpyDeviceToHost));
-  LABKIT_CUDA_CHECK(cudaFree(device_output));
-  LABKIT_CUDA_CHECK(cudaFree(device_input));
-  LABKIT_CUDA_CHECK(cudaFree(device_mask));
+  standard_epilog(host_output, device_output, device_input, device_mask, shape);
 }
 
 }  // namespace labkit::baseline

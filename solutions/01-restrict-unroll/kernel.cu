@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "labkit/conv.h"
+#include "labkit/conv_buffers.h"
 #include "labkit/cuda_check.h"
 
 namespace {
@@ -86,13 +87,7 @@ void labkit::conv_forward_gpu_prolog(const float* host_output, const float* host
                                      const ConvShape& shape) {
   (void)host_output;
   check_shape(shape);
-  LABKIT_CUDA_CHECK(cudaMalloc(device_output, shape.output_size() * sizeof(float)));
-  LABKIT_CUDA_CHECK(cudaMalloc(device_input, shape.input_size() * sizeof(float)));
-  LABKIT_CUDA_CHECK(cudaMalloc(device_mask, shape.mask_size() * sizeof(float)));
-  LABKIT_CUDA_CHECK(cudaMemcpy(*device_input, host_input, shape.input_size() * sizeof(float),
-                               cudaMemcpyHostToDevice));
-  LABKIT_CUDA_CHECK(cudaMemcpy(*device_mask, host_mask, shape.mask_size() * sizeof(float),
-                               cudaMemcpyHostToDevice));
+  standard_prolog(host_input, host_mask, device_output, device_input, device_mask, shape);
 }
 
 void labkit::conv_forward_gpu(float* device_output, const float* device_input,
@@ -109,9 +104,5 @@ void labkit::conv_forward_gpu(float* device_output, const float* device_input,
 
 void labkit::conv_forward_gpu_epilog(float* host_output, float* device_output, float* device_input,
                                      float* device_mask, const ConvShape& shape) {
-  LABKIT_CUDA_CHECK(cudaMemcpy(host_output, device_output, shape.output_size() * sizeof(float),
-                               cudaMemcpyDeviceToHost));
-  LABKIT_CUDA_CHECK(cudaFree(device_output));
-  LABKIT_CUDA_CHECK(cudaFree(device_input));
-  LABKIT_CUDA_CHECK(cudaFree(device_mask));
+  standard_epilog(host_output, device_output, device_input, device_mask, shape);
 }

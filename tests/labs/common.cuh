@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "labkit/conv.h"
+#include "labkit/conv_buffers.h"
 #include "labkit/cuda_check.h"
 
 namespace test_lab {
@@ -45,19 +46,12 @@ inline void launch(float* out, const float* in, const float* mask, const labkit:
 
 inline void prolog(const float* host_input, const float* host_mask, float** device_output,
                    float** device_input, float** device_mask, const labkit::ConvShape& s) {
-  LABKIT_CUDA_CHECK(cudaMalloc(device_output, s.output_size() * sizeof(float)));
-  LABKIT_CUDA_CHECK(cudaMalloc(device_input, s.input_size() * sizeof(float)));
-  LABKIT_CUDA_CHECK(cudaMalloc(device_mask, s.mask_size() * sizeof(float)));
-  LABKIT_CUDA_CHECK(cudaMemcpy(*device_input, host_input, s.input_size() * sizeof(float), cudaMemcpyHostToDevice));
-  LABKIT_CUDA_CHECK(cudaMemcpy(*device_mask, host_mask, s.mask_size() * sizeof(float), cudaMemcpyHostToDevice));
+  labkit::standard_prolog(host_input, host_mask, device_output, device_input, device_mask, s);
 }
 
 inline void epilog(float* host_output, float* device_output, float* device_input, float* device_mask,
                    const labkit::ConvShape& s) {
-  LABKIT_CUDA_CHECK(cudaMemcpy(host_output, device_output, s.output_size() * sizeof(float), cudaMemcpyDeviceToHost));
-  LABKIT_CUDA_CHECK(cudaFree(device_output));
-  LABKIT_CUDA_CHECK(cudaFree(device_input));
-  LABKIT_CUDA_CHECK(cudaFree(device_mask));
+  labkit::standard_epilog(host_output, device_output, device_input, device_mask, s);
 }
 
 }  // namespace test_lab

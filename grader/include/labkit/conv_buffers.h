@@ -1,0 +1,42 @@
+// labkit/conv_buffers.h — the standard prolog and epilog of a conv lab, for labs to call.
+//
+// Contract
+//   * standard_prolog: allocates device_output, device_input and device_mask for `shape`
+//     (output_size, input_size and mask_size floats) and copies the host input and mask to the
+//     device, synchronously. The output is left unwritten: producing it is the forward pass's job.
+//   * standard_epilog: copies the device output to host_output, synchronously, then frees the
+//     three device buffers.
+//   * Both throw labkit::CudaError on any CUDA failure (labkit/cuda_check.h).
+// Most labs' prolog and epilog are exactly these, as in the baseline; a lab that needs more (a
+// __constant__ copy, a workspace, streams) calls them and adds its own steps.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "labkit/conv.h"
+#include "labkit/cuda_check.h"
+
+namespace labkit {
+
+inline void standard_prolog(const float* host_input, const float* host_mask, float** device_output,
+                            float** device_input, float** device_mask, const ConvShape& shape) {
+  const std::size_t output_bytes = shape.output_size() * sizeof(float);
+  const std::size_t input_bytes = shape.input_size() * sizeof(float);
+  const std::size_t mask_bytes = shape.mask_size() * sizeof(float);
+  LABKIT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(device_output), output_bytes));
+  LABKIT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(device_input), input_bytes));
+  LABKIT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(device_mask), mask_bytes));
+  LABKIT_CUDA_CHECK(cudaMemcpy(*device_input, host_input, input_bytes, cudaMemcpyHostToDevice));
+  LABKIT_CUDA_CHECK(cudaMemcpy(*device_mask, host_mask, mask_bytes, cudaMemcpyHostToDevice));
+}
+
+inline void standard_epilog(float* host_output, float* device_output, float* device_input,
+                            float* device_mask, const ConvShape& shape) {
+  LABKIT_CUDA_CHECK(cudaMemcpy(host_output, device_output, shape.output_size() * sizeof(float),
+                               cudaMemcpyDeviceToHost));
+  LABKIT_CUDA_CHECK(cudaFree(device_output));
+  LABKIT_CUDA_CHECK(cudaFree(device_input));
+  LABKIT_CUDA_CHECK(cudaFree(device_mask));
+}
+
+}  // namespace labkit
