@@ -11,11 +11,11 @@
 // reach 65535 (the grading batches go to 10000). Larger B or M is rejected with a clear message.
 //
 // Indices are int, as in the course: the host checks that every tensor's element count fits.
-#include <climits>
 #include <stdexcept>
 #include <string>
 
 #include "labkit/conv_buffers.h"
+#include "labkit/conv_limits.h"
 #include "labkit/cuda_check.h"
 #include "reference/baseline.h"
 
@@ -62,14 +62,8 @@ __global__ void conv_forward_kernel(float* output, const float* input, const flo
 
 void check_shape(const ConvShape& s) {
   if (!s.valid()) throw std::invalid_argument("baseline conv: invalid shape " + to_string(s));
-  if (s.B > 65535 || s.M > 65535) {
-    throw std::invalid_argument("baseline conv: B and M must be <= 65535 (grid.z and grid.y), got " +
-                                to_string(s));
-  }
-  if (s.input_size() > INT_MAX || s.output_size() > INT_MAX || s.mask_size() > INT_MAX) {
-    throw std::invalid_argument("baseline conv: a tensor of " + to_string(s) +
-                                " has more than INT_MAX elements (the kernel indexes with int)");
-  }
+  require_grid_limits(s, "baseline conv");
+  require_int_indexing(s, "baseline conv");
 }
 
 }  // namespace

@@ -14,11 +14,11 @@
 // float32 in C order, H_out = H - K + 1, W_out = W - K + 1. The macros below turn the course's
 // 4-D indices into those flat offsets; out_4d(b, m, h, w) = sum over c, p, q of
 // in_4d(b, c, h + p, w + q) * mask_4d(m, c, p, q).
-#include <climits>
 #include <stdexcept>
 
 #include "labkit/conv.h"
 #include "labkit/conv_buffers.h"
+#include "labkit/conv_limits.h"
 #include "labkit/cuda_check.h"
 
 namespace {
@@ -53,14 +53,8 @@ __global__ void conv_forward_kernel(float* output, const float* input, const flo
 }
 
 void check_shape(const labkit::ConvShape& s) {
-  if (s.B > 65535 || s.M > 65535) {
-    throw std::invalid_argument("01-restrict-unroll: B and M must be <= 65535 (grid.z and grid.y), got " +
-                                labkit::to_string(s));
-  }
-  if (s.input_size() > INT_MAX || s.output_size() > INT_MAX) {
-    throw std::invalid_argument("01-restrict-unroll: a tensor of " + labkit::to_string(s) +
-                                " has more than INT_MAX elements (the kernel indexes with int)");
-  }
+  labkit::require_grid_limits(s, "01-restrict-unroll");
+  labkit::require_int_indexing(s, "01-restrict-unroll");
 }
 
 }  // namespace

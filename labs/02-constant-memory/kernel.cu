@@ -14,12 +14,12 @@
 // Indexing, once: input is [B][C][H][W], mask [M][C][K][K], output [B][M][H_out][W_out], all
 // float32 in C order, H_out = H - K + 1, W_out = W - K + 1. out_4d(b, m, h, w) = sum over c, p, q
 // of in_4d(b, c, h + p, w + q) * mask_4d(m, c, p, q).
-#include <climits>
 #include <stdexcept>
 #include <string>
 
 #include "labkit/conv.h"
 #include "labkit/conv_buffers.h"
+#include "labkit/conv_limits.h"
 #include "labkit/cuda_check.h"
 
 namespace {
@@ -64,14 +64,8 @@ void check_shape(const labkit::ConvShape& s) {
         std::to_string(s.mask_size()) + " elements; __constant__ memory holds at most " +
         std::to_string(kMaxMaskElements) + " floats (64 KiB)");
   }
-  if (s.B > 65535 || s.M > 65535) {
-    throw std::invalid_argument("02-constant-memory: B and M must be <= 65535 (grid.z and grid.y), got " +
-                                labkit::to_string(s));
-  }
-  if (s.input_size() > INT_MAX || s.output_size() > INT_MAX) {
-    throw std::invalid_argument("02-constant-memory: a tensor of " + labkit::to_string(s) +
-                                " has more than INT_MAX elements (the kernel indexes with int)");
-  }
+  labkit::require_grid_limits(s, "02-constant-memory");
+  labkit::require_int_indexing(s, "02-constant-memory");
 }
 
 }  // namespace

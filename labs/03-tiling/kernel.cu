@@ -17,12 +17,12 @@
 // float32 in C order, H_out = H - K + 1, W_out = W - K + 1. out_4d(b, m, h, w) = sum over c, p, q
 // of in_4d(b, c, h + p, w + q) * mask_4d(m, c, p, q). Patch cell (c, r, col) holds
 // in_4d(b, c, h0 + r, w0 + col), where (h0, w0) is the block's first output pixel.
-#include <climits>
 #include <stdexcept>
 #include <string>
 
 #include "labkit/conv.h"
 #include "labkit/conv_buffers.h"
+#include "labkit/conv_limits.h"
 #include "labkit/cuda_check.h"
 
 namespace {
@@ -64,13 +64,8 @@ __global__ void conv_tiled_kernel(float* output, const float* input, const float
 }
 
 void check_shape(const labkit::ConvShape& s) {
-  if (s.B > 65535) {
-    throw std::invalid_argument("03-tiling: B must be <= 65535 (grid.z), got " + labkit::to_string(s));
-  }
-  if (s.input_size() > INT_MAX || s.output_size() > INT_MAX) {
-    throw std::invalid_argument("03-tiling: a tensor of " + labkit::to_string(s) +
-                                " has more than INT_MAX elements (the kernel indexes with int)");
-  }
+  labkit::require_grid_limits(s, "03-tiling", /*check_maps=*/false);
+  labkit::require_int_indexing(s, "03-tiling");
 }
 
 }  // namespace

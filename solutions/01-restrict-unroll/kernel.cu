@@ -10,11 +10,11 @@
 //      and the loop counters and their compares disappear. The host dispatches the sizes the kit
 //      uses (K = 1, 3, 5, 7) to their own instantiation; any other K runs the same kernel with
 //      K read at run time (KC = 0), so no shape is refused.
-#include <climits>
 #include <stdexcept>
 
 #include "labkit/conv.h"
 #include "labkit/conv_buffers.h"
+#include "labkit/conv_limits.h"
 #include "labkit/cuda_check.h"
 
 namespace {
@@ -69,14 +69,8 @@ void launch(float* output, const float* input, const float* mask, const labkit::
 }
 
 void check_shape(const labkit::ConvShape& s) {
-  if (s.B > 65535 || s.M > 65535) {
-    throw std::invalid_argument("01-restrict-unroll: B and M must be <= 65535 (grid.z and grid.y), got " +
-                                labkit::to_string(s));
-  }
-  if (s.input_size() > INT_MAX || s.output_size() > INT_MAX) {
-    throw std::invalid_argument("01-restrict-unroll: a tensor of " + labkit::to_string(s) +
-                                " has more than INT_MAX elements (the kernel indexes with int)");
-  }
+  labkit::require_grid_limits(s, "01-restrict-unroll");
+  labkit::require_int_indexing(s, "01-restrict-unroll");
 }
 
 }  // namespace

@@ -15,12 +15,12 @@
 // than the baseline (0.99x); with the loops unrolled it is 1.3x (README.md has the numbers). With
 // K known, each weight's address is the block's (m, c) base plus a constant, so the constant-cache
 // loads carry immediate offsets, and the loop bookkeeping that hid their benefit is gone.
-#include <climits>
 #include <stdexcept>
 #include <string>
 
 #include "labkit/conv.h"
 #include "labkit/conv_buffers.h"
+#include "labkit/conv_limits.h"
 #include "labkit/cuda_check.h"
 
 namespace {
@@ -85,14 +85,8 @@ void check_shape(const labkit::ConvShape& s) {
         std::to_string(s.mask_size()) + " elements; __constant__ memory holds at most " +
         std::to_string(kMaxMaskElements) + " floats (64 KiB)");
   }
-  if (s.B > 65535 || s.M > 65535) {
-    throw std::invalid_argument("02-constant-memory: B and M must be <= 65535 (grid.z and grid.y), got " +
-                                labkit::to_string(s));
-  }
-  if (s.input_size() > INT_MAX || s.output_size() > INT_MAX) {
-    throw std::invalid_argument("02-constant-memory: a tensor of " + labkit::to_string(s) +
-                                " has more than INT_MAX elements (the kernel indexes with int)");
-  }
+  labkit::require_grid_limits(s, "02-constant-memory");
+  labkit::require_int_indexing(s, "02-constant-memory");
 }
 
 }  // namespace

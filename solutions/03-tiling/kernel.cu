@@ -16,12 +16,12 @@
 // Shared memory is dynamic: its size depends on C and K, known only at run time
 // (conv2: 4 * 22 * 22 + 196 * 16 floats = 20,288 bytes). Out-of-plane halo cells are filled with 0:
 // they only feed outputs past the edge, which are never written.
-#include <climits>
 #include <stdexcept>
 #include <string>
 
 #include "labkit/conv.h"
 #include "labkit/conv_buffers.h"
+#include "labkit/conv_limits.h"
 #include "labkit/cuda_check.h"
 
 namespace {
@@ -116,13 +116,8 @@ void launch(float* output, const float* input, const float* mask, const labkit::
 }
 
 void check_shape(const labkit::ConvShape& s) {
-  if (s.B > 65535) {
-    throw std::invalid_argument("03-tiling: B must be <= 65535 (grid.z), got " + labkit::to_string(s));
-  }
-  if (s.input_size() > INT_MAX || s.output_size() > INT_MAX) {
-    throw std::invalid_argument("03-tiling: a tensor of " + labkit::to_string(s) +
-                                " has more than INT_MAX elements (the kernel indexes with int)");
-  }
+  labkit::require_grid_limits(s, "03-tiling", /*check_maps=*/false);
+  labkit::require_int_indexing(s, "03-tiling");
 }
 
 }  // namespace
