@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "labkit/cuda_check.h"
-#include "labkit/device.h"
+#include "labkit/device.h"  // L2Flush
 #include "labkit/event_timer.h"
-#include "labkit/exit_codes.h"
 #include "labkit/random.h"
 #include "reference/baseline.h"
+#include "bench_main.h"
 
 namespace {
 
@@ -36,7 +36,6 @@ using labkit::ConvShape;
 namespace baseline = labkit::baseline;
 
 constexpr int kWarmupCalls = 3;
-bool g_failed = false;  // a benchmark was skipped with an error: exit kFail
 
 // One shape's device buffers, set up by the implementation's own prolog from random inputs. Google
 // Benchmark calls a benchmark several times while it settles the iteration count, so the
@@ -116,8 +115,7 @@ void bench_conv(benchmark::State& state, labkit::ConvOps ops, ConvShape shape) {
     state.counters["GFLOP/s"] = 2.0 * double(shape.macs()) / mean_s * 1e-9;
     state.counters["GB/s"] = bytes / mean_s * 1e-9;
   } catch (const std::exception& e) {
-    g_failed = true;
-    state.SkipWithError(e.what());
+    bench::fail(state, e);
   }
 }
 
@@ -152,24 +150,14 @@ void register_benchmarks() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (!labkit::cuda_device_available()) {
-    std::puts("bench: no usable CUDA device (no driver or no GPU): skipping");
-    return labkit::exit_code::kNoDevice;
-  }
-  try {
+  auto setup = [] {
     g_flush = std::make_unique<labkit::L2Flush>();
-    benchmark::AddCustomContext("gpu", labkit::device_info().summary());
     benchmark::AddCustomContext("l2_flush_bytes", std::to_string(g_flush->bytes()));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench: %s\n", e.what());
-    return labkit::exit_code::kKitError;
-  }
-  register_benchmarks();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return labkit::exit_code::kUsage;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  g_problem.reset();  // device memory goes back before the CUDA runtime shuts down
-  g_flush.reset();
-  return g_failed ? labkit::exit_code::kFail : labkit::exit_code::kPass;
+    register_benchmarks();
+  };
+  auto teardown = [] {
+    g_problem.reset();
+    g_flush.reset();
+  };
+  return bench::run(argc, argv, setup, teardown);
 }

@@ -12,51 +12,69 @@
 // Without a usable CUDA device it prints a line and exits 77 (meson's SKIP).
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
 #include <exception>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "labkit/cuda_check.h"
-#include "labkit/device.h"
 #include "labkit/device_buffer.h"
 #include "labkit/event_timer.h"
-#include "labkit/exit_codes.h"
 #include "labkit/map.h"
 #include "labkit/random.h"
 #include "reference/baseline.h"
+#include "bench_main.h"
 
 namespace {
 
 constexpr int kIterations = 16;
 constexpr int kWarmupCalls = 2;
-bool g_failed = false;
+
+// One size's input, kept on the device as a pristine copy and a working copy. Google Benchmark
+// calls a benchmark several times while it settles the iteration count, so the current size is
+// kept until a benchmark of another size comes (filling 64 M floats on the host takes a while).
+struct Problem {
+  Problem(int dimx, int dimy) : dimx(dimx), dimy(dimy), pristine(n()), data(n()) {
+    std::vector<float> host(n());
+    labkit::fill_uniform(host, labkit::kMapInputMin, labkit::kMapInputMax,
+                         labkit::seed_for(408, "bench/map"));
+    LABKIT_CUDA_CHECK(cudaMemcpy(pristine.get(), host.data(), n() * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  std::size_t n() const { return std::size_t(dimx) * dimy; }
+  // Enqueued before a sample's start event: not timed.
+  void restore() {
+    LABKIT_CUDA_CHECK(cudaMemcpyAsync(data.get(), pristine.get(), n() * sizeof(float),
+                                      cudaMemcpyDeviceToDevice));
+  }
+  const int dimx, dimy;
+  labkit::DeviceBuffer<float> pristine, data;
+};
+
+std::unique_ptr<Problem> g_problem;
+
+Problem& problem_for(int dimx, int dimy) {
+  if (!g_problem || g_problem->dimx != dimx || g_problem->dimy != dimy) {
+    g_problem.reset();  // free the previous size first
+    g_problem = std::make_unique<Problem>(dimx, dimy);
+  }
+  return *g_problem;
+}
 
 void bench_map(benchmark::State& state, labkit::MapOps ops, int dimx, int dimy) {
   try {
-    const std::size_t n = std::size_t(dimx) * dimy;
-    std::vector<float> host(n);
-    labkit::fill_uniform(host, labkit::kMapInputMin, labkit::kMapInputMax,
-                         labkit::seed_for(408, "bench/map"));
-    labkit::DeviceBuffer<float> pristine(n), data(n);
-    LABKIT_CUDA_CHECK(cudaMemcpy(pristine.get(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-    auto restore = [&] {
-      LABKIT_CUDA_CHECK(cudaMemcpyAsync(data.get(), pristine.get(), n * sizeof(float),
-                                        cudaMemcpyDeviceToDevice));
-    };
+    Problem& problem = problem_for(dimx, dimy);
     labkit::EventPair events;
     for (int i = 0; i < kWarmupCalls; ++i) {
-      restore();
-      ops.forward(data.get(), dimx, dimy, kIterations);
+      problem.restore();
+      ops.forward(problem.data.get(), dimx, dimy, kIterations);
     }
     LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
 
     double total_s = 0;
     for (auto _ : state) {
-      restore();  // enqueued before the start event: not timed
+      problem.restore();
       LABKIT_CUDA_CHECK(cudaEventRecord(events.start));
-      ops.forward(data.get(), dimx, dimy, kIterations);
+      ops.forward(problem.data.get(), dimx, dimy, kIterations);
       LABKIT_CUDA_CHECK(cudaEventRecord(events.stop));
       LABKIT_CUDA_CHECK(cudaEventSynchronize(events.stop));
       const float ms = events.elapsed_ms();
@@ -66,10 +84,9 @@ void bench_map(benchmark::State& state, labkit::MapOps ops, int dimx, int dimy) 
     if (state.iterations() == 0 || total_s <= 0) return;
     const double mean_s = total_s / double(state.iterations());
     state.counters["op_ms"] = mean_s * 1e3;
-    state.counters["Gupd/s"] = double(n) * kIterations / mean_s * 1e-9;
+    state.counters["Gupd/s"] = double(problem.n()) * kIterations / mean_s * 1e-9;
   } catch (const std::exception& e) {
-    g_failed = true;
-    state.SkipWithError(e.what());
+    bench::fail(state, e);
   }
 }
 
@@ -93,20 +110,5 @@ void register_benchmarks() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (!labkit::cuda_device_available()) {
-    std::puts("bench: no usable CUDA device (no driver or no GPU): skipping");
-    return labkit::exit_code::kNoDevice;
-  }
-  try {
-    benchmark::AddCustomContext("gpu", labkit::device_info().summary());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench: %s\n", e.what());
-    return labkit::exit_code::kKitError;
-  }
-  register_benchmarks();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return labkit::exit_code::kUsage;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return g_failed ? labkit::exit_code::kFail : labkit::exit_code::kPass;
+  return bench::run(argc, argv, register_benchmarks, [] { g_problem.reset(); });
 }

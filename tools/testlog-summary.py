@@ -5,10 +5,17 @@ Exit status: 0 if nothing failed and at least one test ran, 1 otherwise. meson's
 "No suitable tests defined" exits 0 with an empty log; here that is a failure, since a test
 command that runs nothing proves nothing.
 
-usage: testlog-summary.py BUILD_DIR/meson-logs/testlog.json [--verbose]
+With --reports SUITE it prints first, for each test of SUITE, the timing, speedup and verdict
+lines of the grader's report that the test printed (tools/gpu-test.sh shows the solutions' speedups
+this way, without grading them a second time).
+
+usage: testlog-summary.py BUILD_DIR/meson-logs/testlog.json [--verbose] [--reports SUITE]
 """
 import json
+import re
 import sys
+
+REPORT_LINE = re.compile(r"^(  conv[12] B|  workload  |  geometric mean|Verdict:)")
 
 PASS = {"OK", "EXPECTEDFAIL"}
 SKIP = {"SKIP"}
@@ -20,6 +27,9 @@ def main() -> int:
         return 2
     path = sys.argv[1]
     verbose = "--verbose" in sys.argv[2:]
+    reports = None
+    if "--reports" in sys.argv[2:-1]:
+        reports = sys.argv[sys.argv.index("--reports") + 1]
     passed = failed = skipped = 0
     failures = []
     try:
@@ -39,6 +49,11 @@ def main() -> int:
                     failures.append(f"{name}: {result}")
                 if verbose:
                     print(f"  {result:<8} {name}")
+                if reports is not None and name.startswith(reports + " - "):  # "SUITE - project:test"
+                    print(f"{name} ({result})")
+                    for out in (t.get("stdout") or "").splitlines():
+                        if REPORT_LINE.match(out):
+                            print(" ".join(out.split()))
     except FileNotFoundError:
         print(f"{path}: no test log (did the tests run?)", file=sys.stderr)
     except json.JSONDecodeError as e:

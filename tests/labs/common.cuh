@@ -44,16 +44,6 @@ inline void launch(float* out, const float* in, const float* mask, const labkit:
   LABKIT_CUDA_CHECK_LAUNCH();
 }
 
-inline void prolog(const float* host_input, const float* host_mask, float** device_output,
-                   float** device_input, float** device_mask, const labkit::ConvShape& s) {
-  labkit::standard_prolog(host_input, host_mask, device_output, device_input, device_mask, s);
-}
-
-inline void epilog(float* host_output, float* device_output, float* device_input, float* device_mask,
-                   const labkit::ConvShape& s) {
-  labkit::standard_epilog(host_output, device_output, device_input, device_mask, s);
-}
-
 }  // namespace test_lab
 
 // The two phases most test labs keep as they are.
@@ -61,9 +51,9 @@ inline void epilog(float* host_output, float* device_output, float* device_input
   void labkit::conv_forward_gpu_prolog(const float*, const float* host_input, const float* host_mask, \
                                        float** device_output, float** device_input,               \
                                        float** device_mask, const ConvShape& shape) {             \
-    test_lab::prolog(host_input, host_mask, device_output, device_input, device_mask, shape);     \
+    labkit::standard_prolog(host_input, host_mask, device_output, device_input, device_mask, shape); \
   }                                                                                                \
   void labkit::conv_forward_gpu_epilog(float* host_output, float* device_output, float* device_input, \
                                        float* device_mask, const ConvShape& shape) {              \
-    test_lab::epilog(host_output, device_output, device_input, device_mask, shape);              \
+    labkit::standard_epilog(host_output, device_output, device_input, device_mask, shape);          \
   }
