@@ -2,7 +2,9 @@
 """Lists the lab folders meson builds a grading executable for (run at configure time).
 
 Usage: discover_labs.py SOURCE_ROOT [--tests]
-Prints one line per lab: role|id|kind|folder|lab.json (paths relative to SOURCE_ROOT).
+Prints one line per lab: role|id|kind|folder|lab.json|timed|ptx (paths relative to SOURCE_ROOT;
+timed is "op" or "layer"; ptx is "ptx" when lab.json lists PTX evidence patterns, "host" when the
+technique is only checked at run time, like the streams lab's).
   labs/NN-name/        role "lab"       (kernel.cu + lab.json + README.md)
   solutions/NN-name/   role "solution"  (kernel.cu; graded with labs/NN-name/lab.json)
   tests/labs/name/     role "test"      (the grader's own test labs, with --tests)
@@ -19,7 +21,7 @@ def fail(msg):
     sys.exit(1)
 
 
-def kind_of(root, lab_json):
+def read_spec(root, lab_json):
     path = os.path.join(root, lab_json)
     try:
         with open(path, encoding="utf-8") as f:
@@ -28,10 +30,16 @@ def kind_of(root, lab_json):
         fail(f"{lab_json}: missing (every lab folder needs a lab.json)")
     except json.JSONDecodeError as e:
         fail(f"{lab_json}: not valid JSON: {e}")
-    kind = spec.get("kind") if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        fail(f"{lab_json}: must hold a JSON object")
+    kind = spec.get("kind")
     if kind not in ("conv", "map"):
         fail(f'{lab_json}: "kind" must be "conv" or "map", found {kind!r}')
-    return kind
+    timed = spec.get("timed", "op")
+    if timed not in ("op", "layer"):
+        fail(f'{lab_json}: "timed" must be "op" or "layer", found {timed!r}')
+    ptx = "ptx" if spec.get("evidence") else "host"
+    return kind, timed, ptx
 
 
 def folders(root, rel):
@@ -55,7 +63,8 @@ def main():
             lab_json = os.path.join(spec_root or rel, lab_id, "lab.json")
             if role == "solution" and not os.path.isfile(os.path.join(root, lab_json)):
                 fail(f"{folder}/kernel.cu has no lab: {lab_json} is missing")
-            print(f"{role}|{lab_id}|{kind_of(root, lab_json)}|{folder}|{lab_json}")
+            kind, timed, ptx = read_spec(root, lab_json)
+            print(f"{role}|{lab_id}|{kind}|{folder}|{lab_json}|{timed}|{ptx}")
 
 
 main()

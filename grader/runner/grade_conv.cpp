@@ -82,6 +82,14 @@ CaseReport check_case(const LabUnderTest& lab, const LabSpec& spec, const ConvCa
   const check::Result cmp = check::compare(run.output, ref.expected, ref.bound,
                                            check::conv_tolerance(c.shape, spec.precision));
   rep.worst = cmp.worst;
+  if (!run.input_on_device) {
+    rep.outcome = "input not copied";
+    rep.detail = "after conv_forward_gpu_prolog the device input or mask does not hold the host's: the "
+                 "prolog must copy both to *device_input and *device_mask (asynchronous copies on "
+                 "streams count: the grader waits for the device before it looks)";
+    if (!cmp.passed()) rep.detail += fmt::format("\n{}", cmp.describe(check::conv_layout(c.shape)));
+    return rep;
+  }
   std::vector<std::string> modified;
   if (!run.input_unchanged) modified.push_back("the device input");
   if (!run.mask_unchanged) modified.push_back("the device mask");

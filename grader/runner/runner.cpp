@@ -183,8 +183,15 @@ int main(int argc, char** argv, const LabUnderTest& lab) {
   }
   if (cli.opt.evidence_only) {
     r.verdict = r.evidence.ok ? verdict::kPassed : verdict::kMissingEvidence;
-    r.message = r.evidence.ok ? "The PTX shows the technique (evidence only: correctness and speed not checked)."
-                              : "The PTX does not show the technique (evidence only).";
+    if (spec.evidence.empty()) {
+      std::string kinds;
+      for (HostEvidence h : spec.host_evidence) kinds += std::string(kinds.empty() ? "" : ", ") + to_string(h);
+      r.message = "This lab has no PTX pattern: its technique (" + (kinds.empty() ? std::string("none") : kinds) +
+                  ") is checked at run time, on a GPU.";
+    } else {
+      r.message = r.evidence.ok ? "The PTX shows the technique (evidence only: correctness and speed not checked)."
+                                : "The PTX does not show the technique (evidence only).";
+    }
     r.score.max = spec.points;
     r.exit_code = exit_code_for(cli, r);
     emit(cli, r);

@@ -61,6 +61,9 @@ ConvRunResult run_conv_checked(const ConvOps& ops, const ConvShape& shape,
     throw std::invalid_argument("conv_forward_gpu_prolog left a device pointer null");
   LABKIT_CUDA_CHECK(cudaMemset(d_out, 0xFF, shape.output_size() * sizeof(float)));
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  // Copies the prolog left running on its streams are complete after the synchronize.
+  set_phase("the kit's check of the device input and mask (after prolog)");
+  r.input_on_device = device_equals(d_in, input) && device_equals(d_mask, mask);
   set_phase("conv_forward_gpu");
   ops.forward(d_out, d_in, d_mask, shape);
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());

@@ -44,6 +44,7 @@ class HostArray {
 
 struct ConvRunResult {
   std::vector<float> output;   // [B][M][H_out][W_out], as epilog delivered it
+  bool input_on_device = false;       // device input and mask after prolog hold the host's
   bool input_unchanged = false;       // device input after forward
   bool mask_unchanged = false;        // device mask after forward
   bool host_input_unchanged = false;  // the host arrays the phases were given, at the end
