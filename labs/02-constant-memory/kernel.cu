@@ -15,7 +15,6 @@
 // float32 in C order, H_out = H - K + 1, W_out = W - K + 1. out_4d(b, m, h, w) = sum over c, p, q
 // of in_4d(b, c, h + p, w + q) * mask_4d(m, c, p, q).
 #include <stdexcept>
-#include <string>
 
 #include "labkit/conv.h"
 #include "labkit/conv_buffers.h"
@@ -58,12 +57,7 @@ __global__ void conv_forward_kernel(float* output, const float* input, const flo
 }
 
 void check_shape(const labkit::ConvShape& s) {
-  if (s.mask_size() > kMaxMaskElements) {
-    throw std::invalid_argument(
-        "02-constant-memory: the mask of " + labkit::to_string(s) + " has " +
-        std::to_string(s.mask_size()) + " elements; __constant__ memory holds at most " +
-        std::to_string(kMaxMaskElements) + " floats (64 KiB)");
-  }
+  labkit::require_constant_mask(s, "02-constant-memory", kMaxMaskElements);
   labkit::require_grid_limits(s, "02-constant-memory");
   labkit::require_int_indexing(s, "02-constant-memory");
 }

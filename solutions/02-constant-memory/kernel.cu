@@ -16,7 +16,6 @@
 // K known, each weight's address is the block's (m, c) base plus a constant, so the constant-cache
 // loads carry immediate offsets, and the loop bookkeeping that hid their benefit is gone.
 #include <stdexcept>
-#include <string>
 
 #include "labkit/conv.h"
 #include "labkit/conv_buffers.h"
@@ -79,12 +78,7 @@ void launch(float* output, const float* input, const labkit::ConvShape& s) {
 }
 
 void check_shape(const labkit::ConvShape& s) {
-  if (s.mask_size() > kMaxMaskElements) {
-    throw std::invalid_argument(
-        "02-constant-memory: the mask of " + labkit::to_string(s) + " has " +
-        std::to_string(s.mask_size()) + " elements; __constant__ memory holds at most " +
-        std::to_string(kMaxMaskElements) + " floats (64 KiB)");
-  }
+  labkit::require_constant_mask(s, "02-constant-memory", kMaxMaskElements);
   labkit::require_grid_limits(s, "02-constant-memory");
   labkit::require_int_indexing(s, "02-constant-memory");
 }

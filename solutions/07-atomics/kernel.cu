@@ -27,7 +27,6 @@
 // baseline: the reduction itself gains nothing here (README.md).
 #include <algorithm>
 #include <stdexcept>
-#include <string>
 
 #include "labkit/conv.h"
 #include "labkit/conv_buffers.h"
@@ -94,11 +93,7 @@ void launch(float* output, const float* input, const labkit::ConvShape& s) {
 void check_shape(const labkit::ConvShape& s) {
   labkit::require_grid_limits(s, "07-atomics");
   labkit::require_int_indexing(s, "07-atomics");
-  if (s.mask_size() > kMaxMaskElements) {
-    throw std::invalid_argument("07-atomics: the mask of " + labkit::to_string(s) + " has " +
-                                std::to_string(s.mask_size()) + " floats; constant memory holds " +
-                                std::to_string(kMaxMaskElements) + " floats (64 KiB)");
-  }
+  labkit::require_constant_mask(s, "07-atomics", kMaxMaskElements);
 }
 
 }  // namespace

@@ -28,7 +28,6 @@
 // global memory) this kernel measured 0.98x: the tree itself gains nothing here (README.md).
 #include <algorithm>
 #include <stdexcept>
-#include <string>
 
 #include "labkit/conv.h"
 #include "labkit/conv_buffers.h"
@@ -110,11 +109,7 @@ void launch(float* output, const float* input, const labkit::ConvShape& s) {
 void check_shape(const labkit::ConvShape& s) {
   labkit::require_grid_limits(s, "08-tree-reduction");
   labkit::require_int_indexing(s, "08-tree-reduction");
-  if (s.mask_size() > kMaxMaskElements) {
-    throw std::invalid_argument("08-tree-reduction: the mask of " + labkit::to_string(s) + " has " +
-                                std::to_string(s.mask_size()) + " floats; constant memory holds " +
-                                std::to_string(kMaxMaskElements) + " floats (64 KiB)");
-  }
+  labkit::require_constant_mask(s, "08-tree-reduction", kMaxMaskElements);
 }
 
 }  // namespace
