@@ -34,6 +34,14 @@ start=$SECONDS
 "$build/grader/labkit" grade --tests baseline-self plain-conv map-baseline >"$logs/grade.log" 2>&1
 grade_status=$?
 grade_seconds=$((SECONDS - start))
+# The milestone report: the baseline's and the fastest fp32 solution's tables, and the comparison
+# across every conv solution and cuDNN with its chart.
+start=$SECONDS
+"$build/grader/labkit" report --baseline --solution --lab 06-fusion >"$logs/report.md" 2>"$logs/report.err"
+report_status=$?
+"$build/grader/labkit" report --compare --svg "$logs/report-compare.svg" >"$logs/report-compare.md" 2>"$logs/report-compare.err"
+compare_status=$?
+report_seconds=$((SECONDS - start))
 
 echo "================ labkit gpu-test summary ================"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null \
@@ -46,7 +54,14 @@ echo "--- labkit baseline (exit $baseline_status) ---"
 grep -E "conv[12] b|all cases|FAILED|FAIL" "$logs/baseline.log"
 echo "--- labkit grade --tests baseline-self plain-conv map-baseline (exit $grade_status, ${grade_seconds} s) ---"
 grep -E "^(GPU:|  geometric mean|  conv|  workload|Verdict:)|^(baseline-self|plain-conv|map-baseline|total) " "$logs/grade.log"
+echo "--- labkit report --baseline --solution --lab 06-fusion (exit $report_status) ---"
+grep -E "^\*\*|^\| " "$logs/report.md"
+grep -E "failed|note" "$logs/report.err"
+echo "--- labkit report --compare (exit $compare_status, ${report_seconds} s for both reports) ---"
+grep -E "^\*\*|^\| " "$logs/report-compare.md"
+grep -E "failed|note|chart" "$logs/report-compare.err"
 echo "--- solutions suite: each instructor solution's speedups (from the test log) ---"
 python3 tools/testlog-summary.py "$build/meson-logs/testlog.json" --reports solutions
 summary_status=$?
-[[ $test_status -eq 0 && $summary_status -eq 0 && $bench_status -eq 0 && $baseline_status -eq 0 ]]
+[[ $test_status -eq 0 && $summary_status -eq 0 && $bench_status -eq 0 && $baseline_status -eq 0 &&
+   $report_status -eq 0 && $compare_status -eq 0 ]]

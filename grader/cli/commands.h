@@ -11,5 +11,6 @@ void add_inspect(CLI::App& app, int& status);   // print a .npy file's dtype, sh
 void add_baseline(CLI::App& app, int& status);  // run the baseline on the fixtures, short table
 void add_list(CLI::App& app, int& status);      // the labs this build can grade
 void add_grade(CLI::App& app, int& status);     // grade labs in child processes, aggregate
+void add_report(CLI::App& app, int& status);    // milestone tables of the network with a lab's conv
 
 }  // namespace labkit::cli

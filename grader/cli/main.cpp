@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   labkit::cli::add_baseline(app, status);
   labkit::cli::add_list(app, status);
   labkit::cli::add_grade(app, status);
+  labkit::cli::add_report(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -17,6 +17,7 @@
 #include "labkit/fixtures.h"
 #include "labkit/phase.h"
 #include "labkit/random.h"
+#include "network_check.h"
 #include "reference/baseline.h"
 #include "reference/conv_reference.h"
 #include "runner.h"
@@ -220,6 +221,14 @@ void grade_conv(const LabUnderTest& lab, const LabSpec& spec, const Options& opt
     result.cases.push_back(std::move(rep));
   }
   if (!all_passed(result)) return;
+  if (spec.network_accuracy) {
+    require_network_data(opt, *spec.network_accuracy);
+    CaseReport rep;
+    if (!guarded(result, "network accuracy", [&] { rep = network_accuracy_case(lab, *spec.network_accuracy, opt); }))
+      return;
+    result.cases.push_back(std::move(rep));
+    if (!all_passed(result)) return;
+  }
   if (opt.correctness_only) return;
 
   L2Flush flush;

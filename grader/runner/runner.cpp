@@ -131,12 +131,16 @@ void emit(const Cli& cli, GradeResult& r) {
 int main(int argc, char** argv, const LabUnderTest& lab) {
   Cli cli;
   cli.opt.fixtures = LABKIT_FIXTURES_SMALL;
+  cli.opt.data_dir = LABKIT_DATASET_DIR;
+  cli.opt.model_dir = LABKIT_MODEL_DIR;
   CLI::App app{fmt::format("Grade lab {} ({}, {}): correctness, speedup over the baseline, "
                            "evidence of the technique, score.", lab.id, lab.role, lab.source)};
   app.add_option("--seed", cli.opt.seed, "replay a run: the seed of the random cases (printed by every run)");
   app.add_option("--batch", cli.opt.batch, "batch size of the grading shapes (conv1, conv2)")->check(CLI::Range(1, 10000));
   app.add_option("--random-cases", cli.opt.random_cases, "fresh random cases")->check(CLI::Range(0, 100));
   app.add_option("--fixtures", cli.opt.fixtures, "fixture manifest")->check(CLI::ExistingFile);
+  app.add_option("--data", cli.opt.data_dir, "the network's test set (labs with a network accuracy check)");
+  app.add_option("--model", cli.opt.model_dir, "the network's model folder");
   app.add_option("--max-time", cli.opt.stopping.max_seconds, "time cap per timed shape, seconds")->check(CLI::Range(0.1, 600.0));
   app.add_option("--max-noise", cli.opt.stopping.max_noise, "stop timing when the speedup's 95% interval is within this fraction")->check(CLI::Range(0.0001, 1.0));
   app.add_option("--min-samples", cli.opt.stopping.min_samples, "least pairs timed per shape")->check(CLI::Range(3, 100000));

@@ -35,6 +35,7 @@ struct Options {
   int batch = 1000;
   int random_cases = 3;
   std::string fixtures;          // manifest of the committed fixtures
+  std::string data_dir, model_dir;  // the network's test set and model (lab.json network_accuracy)
   StoppingRule stopping;
   bool correctness_only = false;
   bool evidence_only = false;

@@ -59,7 +59,7 @@ constexpr std::pair<const char*, HostEvidence> kHostEvidence[] = {
 
 const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision", "timed",
                                      "target_speedup", "correctness_share", "evidence",
-                                     "host_evidence", "hints", "map"};
+                                     "host_evidence", "hints", "map", "network_accuracy"};
 
 }  // namespace
 
@@ -134,6 +134,15 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
     s.map.dimx = static_cast<int>(m.number("dimx", 1, 1 << 20, "an integer from 1 to 2^20"));
     s.map.dimy = static_cast<int>(m.number("dimy", 1, 1 << 20, "an integer from 1 to 2^20"));
     s.map.niterations = static_cast<int>(m.number("niterations", 1, 1e6, "an integer from 1 to 10^6"));
+  }
+  if (root.contains("network_accuracy")) {
+    if (s.kind != LabKind::conv) r.fail("\"network_accuracy\" is only allowed when \"kind\" is \"conv\"");
+    const Reader n{file, root.at("network_accuracy")};
+    if (!n.root.is_object()) r.fail("\"network_accuracy\" must be an object {max_drop_points, images}");
+    NetworkAccuracy a;
+    a.max_drop_points = n.number("max_drop_points", 0, 100, "accuracy points from 0 to 100");
+    a.images = static_cast<int>(n.number("images", 1, 1e6, "an integer from 1 to 10^6"));
+    s.network_accuracy = a;
   }
   return s;
 }

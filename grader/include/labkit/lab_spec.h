@@ -16,6 +16,11 @@
 //                          "no_extra_memory" (device memory stays near input + output + mask)
 //       hints              optional {"correctness": "...", "performance": "...", "evidence": "..."}
 //       map                optional, map labs: {"dimx", "dimy", "niterations"} of the timed workload
+//       network_accuracy   optional, conv labs: {"max_drop_points", "images"}: the milestone network
+//                          (labkit/network_run.h) on the first `images` test images may classify at
+//                          most max_drop_points percentage points worse with the lab's conv than
+//                          with the baseline's; a conv that passes the per-element tolerance but
+//                          rounds the same way everywhere (fp16 sums) fails here
 //   * load() throws LabSpecError with one line naming the file, the key and what was expected.
 //     Unknown keys are errors too: a typo ("target_speedups") must not silently fall back.
 #pragma once
@@ -49,6 +54,11 @@ struct MapWorkload {
   int dimx = 8192, dimy = 8192, niterations = 16;
 };
 
+struct NetworkAccuracy {
+  double max_drop_points = 0.5;
+  int images = 10000;
+};
+
 struct LabSpec {
   std::filesystem::path file;
   std::string id, title;
@@ -62,6 +72,7 @@ struct LabSpec {
   std::vector<HostEvidence> host_evidence;
   std::string hint_correctness, hint_performance, hint_evidence;
   MapWorkload map;
+  std::optional<NetworkAccuracy> network_accuracy;
 };
 
 // Reads and validates FILE. `expected_id`, when given, must equal the "id" key (the folder name).

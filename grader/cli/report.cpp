@@ -1,0 +1,255 @@
+// `labkit report` — the milestone report's tables (design.md section 7): runs the network with a
+// lab's conv for each batch size, each run in its own child process (the lab's grading executable
+// with --network, or labkit-network for the baseline, the CPU reference and cuDNN), and prints
+// the tables (labkit/milestone.h). --compare sets baseline, every conv solution and cuDNN side by
+// side and draws the chart.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.h"
+#include "labkit/exit_codes.h"
+#include "labkit/milestone.h"
+#include "labkit/network_run.h"
+#include "labkit/subprocess.h"
+#include "labkit_config.h"
+#include "registry.h"
+
+namespace labkit::cli {
+namespace {
+
+using nlohmann::json;
+namespace ms = labkit::milestone;
+
+std::atomic<bool> g_report_interrupted{false};
+extern "C" void on_report_interrupt(int) { g_report_interrupted.store(true); }
+
+struct ReportOptions {
+  std::vector<std::string> labs;
+  bool solution = false, solutions = false, tests = false, baseline = false, cpu = false, cudnn = false;
+  bool compare = false;
+  std::vector<int> batches{100, 1000, 10000};
+  std::string format = "md";
+  std::string output, svg;
+  std::string data = LABKIT_DATASET_DIR, model = LABKIT_MODEL_DIR;
+  int op_repeats = 5;
+  double timeout_s = 600;
+};
+
+// An implementation to run: a row label and the command that runs the network with its conv.
+struct Subject {
+  std::string name;
+  std::vector<std::string> argv;  // up to, not including, the network options
+};
+
+std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
+  std::vector<Subject> out;
+  auto fixed = [&](const std::string& conv, const std::string& name) {
+    out.push_back({name, {LABKIT_NETWORK_EXE, conv}});
+  };
+  if (o.baseline || o.compare) fixed("baseline", "baseline");
+  if (o.cpu) fixed("cpu", "cpu-reference");
+  const auto registry = read_registry();
+  const std::string role = o.solution || o.solutions ? "solution" : o.tests ? "test" : "lab";
+  auto label = [](const LabEntry& l) { return l.role == "lab" ? l.id : l.id + " (" + l.role + ")"; };
+  if (o.solutions || o.compare) {
+    for (const LabEntry& l : registry)
+      if (l.role == "solution" && l.kind == "conv") out.push_back({label(l), {l.exe}});
+  }
+  for (const std::string& id : o.labs) {
+    auto it = std::find_if(registry.begin(), registry.end(), [&](const LabEntry& l) { return l.role == role && l.id == id; });
+    if (it == registry.end()) {
+      error = fmt::format("no {} named \"{}\" in this build (see `labkit list`)", role, id);
+      return {};
+    }
+    if (it->kind != "conv") {
+      error = fmt::format("{} is not a conv lab: the network has no place for it (only conv labs have milestone tables)", id);
+      return {};
+    }
+    out.push_back({label(*it), {it->exe}});
+  }
+  if (o.cudnn || o.compare) {
+    if (LABKIT_HAVE_CUDNN) fixed("cudnn", "cudnn");
+    else if (o.cudnn) {
+      error = "cuDNN was not found when the kit was configured (meson option cudnn, or no libcudnn.so)";
+      return {};
+    }
+  }
+  return out;
+}
+
+// One run in a child: its JSON, or the reason it has none.
+ms::Entry run_one(const Subject& s, int batch, const ReportOptions& o, int& exit_status) {
+  ms::Entry e{s.name, batch, std::nullopt, ""};
+  std::vector<std::string> argv = s.argv;
+  argv.insert(argv.end(), {"--network", "--batch", std::to_string(batch), "--data", o.data, "--model", o.model,
+                           "--op-repeats", std::to_string(o.op_repeats)});
+  subprocess::Options so;
+  so.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+  so.cancel = &g_report_interrupted;
+  // Modules load when the process starts, not inside the first timed call (CUDA loads lazily by
+  // default, which would put a module load into Op Time 1).
+  so.env.emplace_back("CUDA_MODULE_LOADING", "EAGER");
+  const subprocess::Result p = subprocess::run(argv, so);
+  exit_status = p.exit_code;
+  try {
+    const json j = json::parse(p.out);
+    if (j.contains("error")) {
+      e.error = j.at("error").get<std::string>();
+      return e;
+    }
+    e.run = network::from_json(j);
+    return e;
+  } catch (const json::exception&) {
+  }
+  exit_status = exit_code::kFail;
+  e.error = fmt::format("{} {} before it reported", s.name, p.describe());
+  if (!p.err.empty()) e.error += ": " + p.err.substr(0, p.err.find('\n'));
+  return e;
+}
+
+// model.json records the test set the weights were measured on: say when this one is another.
+void warn_on_other_data(const ReportOptions& o, const std::vector<ms::Entry>& entries) {
+  std::ifstream in(std::filesystem::path(o.model) / "model.json");
+  if (!in) return;
+  try {
+    const std::string want = json::parse(in).value("test_checksum", "");
+    for (const ms::Entry& e : entries) {
+      if (e.run && !want.empty() && e.run->data_checksum != want) {
+        fmt::print(stderr, "labkit report: note: the test set {} (checksum {}) is not the one the model was measured on "
+                           "(model.json: {}): accuracies are not comparable with model.json's\n",
+                   e.run->data_source, e.run->data_checksum, want);
+        return;
+      }
+    }
+  } catch (const json::exception&) {
+    fmt::print(stderr, "labkit report: note: {}/model.json is not valid JSON\n", o.model);
+  }
+}
+
+int run_report(const ReportOptions& o) {
+  const ms::Format format = ms::parse_format(o.format);
+  std::string error;
+  const std::vector<Subject> subjects = subjects_of(o, error);
+  if (!error.empty()) {
+    fmt::print(stderr, "labkit report: {}\n", error);
+    return exit_code::kUsage;
+  }
+  if (subjects.empty()) {
+    fmt::print(stderr, "labkit report: nothing to run: name a lab (--lab 03-tiling), or pass --solutions, "
+                       "--baseline, --cpu or --compare\n");
+    return exit_code::kUsage;
+  }
+
+  struct sigaction sa{};
+  sa.sa_handler = on_report_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  // results[s][k]: subject s at batches[k].
+  std::vector<std::vector<ms::Entry>> results(subjects.size());
+  const std::size_t total_runs = subjects.size() * o.batches.size();
+  std::size_t done = 0;
+  bool any_failed = false, all_no_device = true;
+  for (std::size_t s = 0; s < subjects.size(); ++s) {
+    for (int batch : o.batches) {
+      fmt::print(stderr, "labkit report: [{}/{}] {} at batch {} ...\n", ++done, total_runs, subjects[s].name, batch);
+      int status = 0;
+      ms::Entry e = run_one(subjects[s], batch, o, status);
+      if (g_report_interrupted) {
+        fmt::print(stderr, "labkit report: interrupted; nothing was written\n");
+        return 130;
+      }
+      all_no_device &= status == exit_code::kNoDevice;
+      any_failed |= status != exit_code::kPass && status != exit_code::kNoDevice;
+      if (e.run) fmt::print(stderr, "labkit report:        {:.3f} + {:.3f} ms, {:.2f} s, accuracy {:.4f}\n",
+                            e.run->conv[0].op_ms, e.run->conv[1].op_ms, e.run->total_s, e.run->accuracy);
+      else fmt::print(stderr, "labkit report:        failed: {}\n", e.error);
+      results[s].push_back(std::move(e));
+    }
+  }
+  if (all_no_device) {
+    fmt::print(stderr, "labkit report: skipped: no usable CUDA device (the CPU reference, --cpu, runs without one)\n");
+    return exit_code::kNoDevice;
+  }
+  std::vector<ms::Entry> flat;
+  for (const auto& row : results) flat.insert(flat.end(), row.begin(), row.end());
+  warn_on_other_data(o, flat);
+
+  std::string text;
+  if (o.compare) {
+    for (std::size_t k = 0; k < o.batches.size(); ++k) {
+      std::vector<ms::Entry> column;
+      for (const auto& row : results) column.push_back(row[k]);
+      text += ms::compare_table(o.batches[k], column, format) + (format == ms::Format::json ? "" : "\n");
+    }
+    std::vector<ms::Entry> last;
+    for (const auto& row : results) last.push_back(row.back());
+    const std::string svg_path = o.svg.empty() ? "report-compare.svg" : o.svg;
+    std::string device = "CPU";
+    for (const auto& e : last)
+      if (e.run) device = e.run->device;
+    std::ofstream svg(svg_path);
+    svg << ms::compare_svg(o.batches.back(), last, device);
+    if (!svg) {
+      fmt::print(stderr, "labkit report: cannot write {}\n", svg_path);
+      return exit_code::kFail;
+    }
+    fmt::print(stderr, "labkit report: chart written to {}\n", svg_path);
+  } else {
+    for (std::size_t s = 0; s < subjects.size(); ++s)
+      text += ms::milestone_table(subjects[s].name, results[s], format) + (format == ms::Format::json ? "" : "\n");
+  }
+  fmt::print("{}", text);
+  if (!o.output.empty()) {
+    std::ofstream out(o.output);
+    out << text;
+    if (!out) {
+      fmt::print(stderr, "labkit report: cannot write {}\n", o.output);
+      return exit_code::kFail;
+    }
+  }
+  return any_failed ? exit_code::kFail : exit_code::kPass;
+}
+
+}  // namespace
+
+void add_report(CLI::App& app, int& status) {
+  auto o = std::make_shared<ReportOptions>();
+  auto* cmd = app.add_subcommand("report", "Milestone tables: Op Time 1 and 2, Total Execution Time and Accuracy of "
+                                           "the network with a lab's conv, for batch 100, 1000 and 10000");
+  cmd->add_option("--lab", o->labs, "a conv lab, e.g. 06-fusion (yours, from labs/; repeatable)");
+  cmd->add_flag("--solution", o->solution, "use the instructor solution of the --lab labs");
+  cmd->add_flag("--solutions", o->solutions, "every conv solution");
+  cmd->add_flag("--tests", o->tests, "the --lab names are the grader's test labs (tests/labs)");
+  cmd->add_flag("--baseline", o->baseline, "the baseline conv");
+  cmd->add_flag("--cpu", o->cpu, "the CPU reference conv (no GPU needed; slow at batch 10000)");
+  cmd->add_flag("--cudnn", o->cudnn, "cuDNN's conv");
+  cmd->add_flag("--compare", o->compare, "one table per batch across baseline, every conv solution and cuDNN, and an SVG chart");
+  cmd->add_option("--batches", o->batches, "batch sizes")->delimiter(',')->check(CLI::Range(1, 1000000));
+  cmd->add_option("--format", o->format, "md, csv, tex or json")->check(CLI::IsMember({"md", "csv", "tex", "json"}));
+  cmd->add_option("--output", o->output, "also write the tables to this file");
+  cmd->add_option("--svg", o->svg, "where --compare writes its chart (default report-compare.svg)");
+  cmd->add_option("--data", o->data, "test set folder (IDX files, labkit/dataset.h)")->capture_default_str();
+  cmd->add_option("--model", o->model, "model folder (six .npy files)")->capture_default_str();
+  cmd->add_option("--op-repeats", o->op_repeats, "timed calls per layer after the program's own, for the Op Time median")
+      ->check(CLI::Range(0, 1000))->capture_default_str();
+  cmd->add_option("--timeout", o->timeout_s, "seconds per run before it is stopped")->check(CLI::Range(2.0, 86400.0));
+  cmd->callback([o, &status] {
+    try {
+      status = run_report(*o);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "labkit report: {}\n", e.what());
+      status = exit_code::kKitError;
+    }
+  });
+}
+
+}  // namespace labkit::cli

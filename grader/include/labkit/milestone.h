@@ -1,0 +1,41 @@
+// labkit/milestone.h — the milestone report's tables from network runs (labkit/network_run.h):
+// what `labkit report` prints and writes.
+//
+//   milestone_table    one implementation, one row per batch: Batch Size | Op Time 1 | Op Time 2 |
+//                      Total Execution Time | Accuracy (the table every milestone report starts with)
+//   compare_table      one batch, one row per implementation: conv1, conv2 and their sum in ms,
+//                      the speedup of that sum over the first row (the baseline), Total Execution
+//                      Time, Accuracy, and how many images it classifies differently from the
+//                      first row
+//   compare_svg        the comparison at one batch as a bar chart (conv1 and conv2 stacked)
+//
+// Formats: md (GitHub Markdown), csv (one header line, plain numbers, units in the column names),
+// tex (a tabular environment) and json (the runs themselves, every field of network_run.h).
+// A row whose run failed is a Failure: its message is printed in place of its numbers (md, tex)
+// or in an "error" column (csv, json) — never dropped.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "labkit/network_run.h"
+
+namespace labkit::milestone {
+
+enum class Format { md, csv, tex, json };
+Format parse_format(const std::string& name);  // throws std::invalid_argument listing the formats
+
+// One run, or why it did not happen.
+struct Entry {
+  std::string name;   // row label: "baseline", "06-fusion (solution)"
+  int batch = 0;
+  std::optional<network::RunResult> run;
+  std::string error;  // set when run is empty
+};
+
+std::string milestone_table(const std::string& name, const std::vector<Entry>& rows, Format f);
+std::string compare_table(int batch, const std::vector<Entry>& rows, Format f);
+std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::string& subtitle);
+
+}  // namespace labkit::milestone

@@ -1,0 +1,255 @@
+// milestone.cpp — tables and chart of `labkit report` (see labkit/milestone.h).
+#include "labkit/milestone.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace labkit::milestone {
+namespace {
+
+using nlohmann::json;
+
+std::string ms(double v) { return fmt::format("{:.3f} ms", v); }
+std::string sec(double v) { return fmt::format("{:.2f} s", v); }
+std::string acc(double v) { return fmt::format("{:.4f}", v); }
+
+// LaTeX's specials in names and messages.
+std::string tex_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '_' || c == '%' || c == '&' || c == '#' || c == '$') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// CSV field: quoted when it holds a comma, a quote or a newline.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+// A plain table in one of the text formats: a header, rows of cells, failures spanning the row.
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;  // a row of one cell after the label is a failure
+
+  std::string render(Format f, const std::string& caption) const {
+    std::string out;
+    const std::size_t n = header.size();
+    switch (f) {
+      case Format::md: {
+        if (!caption.empty()) out += caption + "\n\n";
+        out += "| " + join(header, " | ") + " |\n|";
+        for (std::size_t i = 0; i < n; ++i) out += i == 0 ? ":---|" : "---:|";
+        out += "\n";
+        for (const auto& r : rows) {
+          auto cells = r;
+          if (cells.size() == 2 && n > 2) {  // failure: the message, then empty cells
+            cells[1] = "failed: " + one_line(cells[1]);
+            cells.resize(n);
+          }
+          out += "| " + join(cells, " | ") + " |\n";
+        }
+        return out;
+      }
+      case Format::csv: {
+        std::vector<std::string> h = header;
+        h.push_back("error");
+        std::vector<std::string> q;
+        for (const auto& c : h) q.push_back(csv_field(c));
+        out += join(q, ",") + "\n";
+        for (const auto& r : rows) {
+          std::vector<std::string> cells;
+          if (r.size() == 2 && n > 2) {
+            cells.push_back(csv_field(r[0]));
+            cells.resize(n, "");
+            cells.push_back(csv_field(one_line(r[1])));
+          } else {
+            for (const auto& c : r) cells.push_back(csv_field(c));
+            cells.push_back("");
+          }
+          out += join(cells, ",") + "\n";
+        }
+        return out;
+      }
+      case Format::tex: {
+        out += "\\begin{tabular}{l" + std::string(n - 1, 'r') + "}\n\\hline\n";
+        std::vector<std::string> h;
+        for (const auto& c : header) h.push_back(tex_escape(c));
+        out += join(h, " & ") + " \\\\\n\\hline\n";
+        for (const auto& r : rows) {
+          if (r.size() == 2 && n > 2) {
+            out += tex_escape(r[0]) + " & \\multicolumn{" + std::to_string(n - 1) + "}{l}{failed: " +
+                   tex_escape(one_line(r[1])) + "} \\\\\n";
+          } else {
+            std::vector<std::string> cells;
+            for (const auto& c : r) cells.push_back(tex_escape(c));
+            out += join(cells, " & ") + " \\\\\n";
+          }
+        }
+        out += "\\hline\n\\end{tabular}\n";
+        if (!caption.empty()) {
+          std::string plain = one_line(caption);
+          std::erase(plain, '*');  // the Markdown bold of the caption
+          out = "% " + plain + "\n" + out;
+        }
+        return out;
+      }
+      case Format::json: break;
+    }
+    throw std::logic_error("Table::render: json is rendered from the runs");
+  }
+
+  static std::string join(const std::vector<std::string>& v, const std::string& sep) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+    return out;
+  }
+};
+
+json entries_json(const std::vector<Entry>& rows) {
+  json out = json::array();
+  for (const Entry& e : rows) {
+    json j = e.run ? network::to_json(*e.run) : json{{"error", e.error}};
+    j["name"] = e.name;
+    j["batch"] = e.batch;
+    out.push_back(j);
+  }
+  return out;
+}
+
+// The first run's device, for captions: every run of a report is on one machine.
+std::string device_of(const std::vector<Entry>& rows) {
+  for (const Entry& e : rows)
+    if (e.run && e.run->device != "CPU") return e.run->device;
+  return "CPU";
+}
+
+double conv_total(const network::RunResult& r) { return r.conv[0].op_ms + r.conv[1].op_ms; }
+
+int differing(const std::string& a, const std::string& b) {
+  int n = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) n += a[i] != b[i];
+  return n;
+}
+
+}  // namespace
+
+Format parse_format(const std::string& name) {
+  if (name == "md") return Format::md;
+  if (name == "csv") return Format::csv;
+  if (name == "tex") return Format::tex;
+  if (name == "json") return Format::json;
+  throw std::invalid_argument("unknown format '" + name + "': use md, csv, tex or json");
+}
+
+std::string milestone_table(const std::string& name, const std::vector<Entry>& rows, Format f) {
+  if (f == Format::json) return json{{"name", name}, {"runs", entries_json(rows)}}.dump(2) + "\n";
+  const bool csv = f == Format::csv;
+  Table t;
+  t.header = csv ? std::vector<std::string>{"batch_size", "op_time_1_ms", "op_time_2_ms", "total_execution_time_s", "accuracy"}
+                 : std::vector<std::string>{"Batch Size", "Op Time 1", "Op Time 2", "Total Execution Time", "Accuracy"};
+  for (const Entry& e : rows) {
+    if (!e.run) {
+      t.rows.push_back({std::to_string(e.batch), e.error});
+      continue;
+    }
+    const auto& r = *e.run;
+    if (csv) {
+      t.rows.push_back({std::to_string(e.batch), fmt::format("{:.6f}", r.conv[0].op_ms), fmt::format("{:.6f}", r.conv[1].op_ms),
+                        fmt::format("{:.4f}", r.total_s), fmt::format("{:.4f}", r.accuracy)});
+    } else {
+      t.rows.push_back({std::to_string(e.batch), ms(r.conv[0].op_ms), ms(r.conv[1].op_ms), sec(r.total_s), acc(r.accuracy)});
+    }
+  }
+  return t.render(f, fmt::format("**{}** on {}", name, device_of(rows)));
+}
+
+std::string compare_table(int batch, const std::vector<Entry>& rows, Format f) {
+  if (f == Format::json) return json{{"batch", batch}, {"runs", entries_json(rows)}}.dump(2) + "\n";
+  const bool csv = f == Format::csv;
+  const network::RunResult* base = !rows.empty() && rows.front().run ? &*rows.front().run : nullptr;
+  Table t;
+  t.header = csv ? std::vector<std::string>{"implementation", "conv1_ms", "conv2_ms", "conv_total_ms", "speedup",
+                                            "total_execution_time_s", "accuracy", "differs_from_first"}
+                 : std::vector<std::string>{"Implementation", "Conv 1", "Conv 2", "Conv total", "Speedup",
+                                            "Total Execution Time", "Accuracy",
+                                            "Differs from " + (rows.empty() ? std::string("first") : rows.front().name)};
+  for (const Entry& e : rows) {
+    if (!e.run) {
+      t.rows.push_back({e.name, e.error});
+      continue;
+    }
+    const auto& r = *e.run;
+    const double speedup = base ? conv_total(*base) / conv_total(r) : 0;
+    const std::string diff = base ? std::to_string(differing(base->predictions, r.predictions)) : "";
+    if (csv) {
+      t.rows.push_back({e.name, fmt::format("{:.6f}", r.conv[0].op_ms), fmt::format("{:.6f}", r.conv[1].op_ms),
+                        fmt::format("{:.6f}", conv_total(r)), base ? fmt::format("{:.3f}", speedup) : "",
+                        fmt::format("{:.4f}", r.total_s), fmt::format("{:.4f}", r.accuracy), diff});
+    } else {
+      t.rows.push_back({e.name, ms(r.conv[0].op_ms), ms(r.conv[1].op_ms), ms(conv_total(r)),
+                        base ? fmt::format("{:.2f}x", speedup) : "", sec(r.total_s), acc(r.accuracy),
+                        diff.empty() ? "" : diff + " images"});
+    }
+  }
+  return t.render(f, fmt::format("**Batch {}** on {}: Op Times in ms, speedup of the conv total over {}",
+                                 batch, device_of(rows), rows.empty() ? "the first row" : rows.front().name));
+}
+
+std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::string& subtitle) {
+  const int label_w = 220, bar_w = 480, row_h = 26, top = 64, right = 150;
+  const int width = label_w + bar_w + right, height = top + row_h * static_cast<int>(rows.size()) + 40;
+  double longest = 0;
+  for (const Entry& e : rows)
+    if (e.run) longest = std::max(longest, conv_total(*e.run));
+  if (longest <= 0) longest = 1;
+  auto esc = [](const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '<') out += "&lt;";
+      else if (c == '>') out += "&gt;";
+      else if (c == '&') out += "&amp;";
+      else out += c;
+    }
+    return out;
+  };
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"13\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"10\" y=\"22\" font-size=\"16\" font-weight=\"bold\">Op Time at batch {} (ms, conv1 + conv2; shorter is faster)</text>\n"
+      "<text x=\"10\" y=\"42\" fill=\"#555\">{}</text>\n",
+      width, height, batch, esc(subtitle));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Entry& e = rows[i];
+    const int y = top + static_cast<int>(i) * row_h;
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", label_w - 8, y + 17, esc(e.name));
+    if (!e.run) {
+      svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#b00\">failed: {}</text>\n", label_w, y + 17,
+                         esc(one_line(e.error).substr(0, 80)));
+      continue;
+    }
+    const double w1 = bar_w * e.run->conv[0].op_ms / longest, w2 = bar_w * e.run->conv[1].op_ms / longest;
+    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#4c78a8\"/>\n", label_w, y + 4, w1, row_h - 8);
+    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#f58518\"/>\n", label_w + w1, y + 4, w2, row_h - 8);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.3f}</text>\n", label_w + w1 + w2 + 6, y + 17, conv_total(*e.run));
+  }
+  const int ly = height - 18;
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"#4c78a8\"/><text x=\"{}\" y=\"{}\">conv1</text>\n",
+                     label_w, ly - 10, label_w + 16, ly);
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"#f58518\"/><text x=\"{}\" y=\"{}\">conv2</text>\n",
+                     label_w + 80, ly - 10, label_w + 96, ly);
+  return svg + "</svg>\n";
+}
+
+}  // namespace labkit::milestone

@@ -1,0 +1,239 @@
+// network_run.cpp — the milestone program (see labkit/network_run.h): data and model in, the two
+// conv layers through a backend, the rest on the CPU, times and accuracy out.
+#include "labkit/network_run.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+#include "labkit/clocks.h"
+#include "labkit/cuda_check.h"
+#include "labkit/dataset.h"
+#include "labkit/device.h"
+#include "labkit/event_timer.h"
+#include "labkit/exit_codes.h"
+#include "labkit/phase.h"
+#include "labkit/stats.h"
+#include "reference/conv_reference.h"
+#include "reference/network.h"
+#include "reference/parallel.h"
+
+namespace labkit::network {
+namespace {
+
+namespace ref = labkit::reference;
+namespace net = labkit::reference::network;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Host arrays of the network are large (conv1's output at batch 10000 is 1 GiB) and every element
+// is written by the layer that fills it: left uninitialized, as a C program's malloc would be,
+// instead of paying for zeroing a std::vector.
+struct HostArray {
+  explicit HostArray(std::size_t n) : size(n), data(new float[n]) {}
+  std::span<float> span() { return {data.get(), size}; }
+  std::span<const float> span() const { return {data.get(), size}; }
+  std::size_t size;
+  std::unique_ptr<float[]> data;
+};
+
+std::size_t count_nonfinite(std::span<const float> v) {
+  std::size_t n = 0;
+  for (float x : v) n += !std::isfinite(x);
+  return n;
+}
+
+// One conv layer through the CPU reference: double accumulation, rounded to float.
+void conv_cpu(const ConvShape& shape, std::span<const float> input,
+              std::span<const float> mask, std::span<float> output, LayerTiming& t) {
+  std::vector<double> exact(shape.output_size());
+  const auto start = Clock::now();
+  ref::conv_forward_cpu(exact, input, mask, shape);
+  t.first_ms = t.op_ms = seconds_since(start) * 1e3;
+  ref::parallel_for(exact.size(), [&](std::size_t i) { output[i] = static_cast<float>(exact[i]); });
+  t.layer_ms = seconds_since(start) * 1e3;
+}
+
+// One conv layer through a lab's three phases: the network's own call.
+void conv_gpu(const ConvOps& ops, const ConvShape& shape, std::span<const float> input,
+              std::span<const float> mask, std::span<float> output, L2Flush& flush, LayerTiming& t) {
+  const auto start = Clock::now();
+  float *d_out = nullptr, *d_in = nullptr, *d_mask = nullptr;
+  set_phase("conv_forward_gpu_prolog");
+  ops.prolog(output.data(), input.data(), mask.data(), &d_out, &d_in, &d_mask, shape);
+  flush();
+  EventPair ev;
+  set_phase("conv_forward_gpu");
+  LABKIT_CUDA_CHECK(cudaEventRecord(ev.start));
+  ops.forward(d_out, d_in, d_mask, shape);
+  LABKIT_CUDA_CHECK(cudaEventRecord(ev.stop));
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  t.first_ms = t.op_ms = ev.elapsed_ms();
+  set_phase("conv_forward_gpu_epilog");
+  ops.epilog(output.data(), d_out, d_in, d_mask, shape);
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  t.layer_ms = seconds_since(start) * 1e3;
+  set_phase("network");
+}
+
+// Op Time again, `repeats` calls on the same device data, for a median that one call cannot give.
+void repeat_op(const ConvOps& ops, const ConvShape& shape, std::span<const float> input,
+               std::span<const float> mask, std::span<float> output, L2Flush& flush, int repeats,
+               LayerTiming& t) {
+  float *d_out = nullptr, *d_in = nullptr, *d_mask = nullptr;
+  set_phase("conv_forward_gpu_prolog");
+  ops.prolog(output.data(), input.data(), mask.data(), &d_out, &d_in, &d_mask, shape);
+  set_phase("conv_forward_gpu");
+  t.samples_ms = time_samples(0, repeats, [&] { flush(); }, [&] { ops.forward(d_out, d_in, d_mask, shape); });
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  set_phase("conv_forward_gpu_epilog");
+  ops.epilog(output.data(), d_out, d_in, d_mask, shape);
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  t.op_ms = stats::median(t.samples_ms);
+  set_phase("network");
+}
+
+}  // namespace
+
+RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
+  RunResult r;
+  r.backend = backend.name;
+  r.batch = opt.batch;
+  r.model_dir = opt.model_dir.string();
+
+  set_phase("loading the data");
+  const auto load_start = Clock::now();
+  const ImageSet all = load_image_set(opt.data_dir, Split::test);
+  if (opt.batch < 1 || opt.batch > all.n) {
+    throw std::runtime_error(fmt::format("batch {} asked for, but the test set {} holds {} images",
+                                         opt.batch, all.source, all.n));
+  }
+  r.data_source = all.source;
+  r.data_checksum = checksum_hex(all);
+  const net::Model model = net::load_model(opt.model_dir);
+  r.load_s = seconds_since(load_start);
+
+  const int B = opt.batch;
+  const ConvShape s1 = net::conv1_shape(B), s2 = net::conv2_shape(B);
+  HostArray x(s1.input_size()), y1(s1.output_size()), p1(s2.input_size()), y2(s2.output_size());
+  ref::parallel_for(x.size, [&](std::size_t i) { x.data[i] = all.images[i]; });
+
+  std::unique_ptr<L2Flush> flush;
+  if (backend.gpu) {
+    set_phase("CUDA start-up");
+    flush = std::make_unique<L2Flush>();
+    r.device = device_info().summary();
+  } else {
+    r.device = "CPU";
+  }
+  auto conv = [&](const ConvShape& s, std::span<const float> in, std::span<const float> mask,
+                  std::span<float> out, LayerTiming& t) {
+    if (backend.gpu) conv_gpu(*backend.gpu, s, in, mask, out, *flush, t);
+    else conv_cpu(s, in, mask, out, t);
+    t.nonfinite = count_nonfinite(out);
+  };
+
+  conv(s1, x.span(), model.conv1, y1.span(), r.conv[0]);
+  auto cpu_start = Clock::now();
+  net::relu_maxpool(y1.span(), B, s1.M, s1.H_out(), s1.W_out(), net::kPool1, p1.span());
+  r.cpu_layers_s = seconds_since(cpu_start);
+  conv(s2, p1.span(), model.conv2, y2.span(), r.conv[1]);
+  cpu_start = Clock::now();
+  const std::vector<std::uint8_t> predicted = net::classify(y2.span(), B, model);
+  for (int b = 0; b < B; ++b) {
+    r.correct += predicted[b] == all.labels[b];
+    r.predictions += static_cast<char>('0' + predicted[b]);
+  }
+  r.accuracy = static_cast<double>(r.correct) / B;
+  r.cpu_layers_s += seconds_since(cpu_start);
+  r.total_s = seconds_since(opt.program_start);
+
+  if (backend.gpu && opt.op_repeats > 0) {
+    repeat_op(*backend.gpu, s1, x.span(), model.conv1, y1.span(), *flush, opt.op_repeats, r.conv[0]);
+    repeat_op(*backend.gpu, s2, p1.span(), model.conv2, y2.span(), *flush, opt.op_repeats, r.conv[1]);
+  }
+  if (backend.gpu) r.sm_clock_mhz = read_sm_clock().sm_mhz;
+  return r;
+}
+
+nlohmann::json to_json(const RunResult& r) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerTiming& t : r.conv) {
+    layers.push_back({{"op_ms", t.op_ms}, {"first_ms", t.first_ms}, {"samples_ms", t.samples_ms},
+                      {"layer_ms", t.layer_ms}, {"nonfinite", t.nonfinite}});
+  }
+  return {{"backend", r.backend},       {"batch", r.batch},
+          {"data", r.data_source},      {"data_checksum", r.data_checksum},
+          {"model", r.model_dir},       {"conv", layers},
+          {"total_s", r.total_s},       {"load_s", r.load_s},
+          {"cpu_layers_s", r.cpu_layers_s}, {"correct", r.correct},
+          {"accuracy", r.accuracy},     {"predictions", r.predictions},
+          {"device", r.device},         {"sm_clock_mhz", r.sm_clock_mhz}};
+}
+
+RunResult from_json(const nlohmann::json& j) {
+  RunResult r;
+  r.backend = j.at("backend").get<std::string>();
+  r.batch = j.at("batch").get<int>();
+  r.data_source = j.at("data").get<std::string>();
+  r.data_checksum = j.at("data_checksum").get<std::string>();
+  r.model_dir = j.at("model").get<std::string>();
+  for (int k = 0; k < 2; ++k) {
+    const auto& l = j.at("conv").at(k);
+    r.conv[k].op_ms = l.at("op_ms").get<double>();
+    r.conv[k].first_ms = l.at("first_ms").get<double>();
+    r.conv[k].samples_ms = l.at("samples_ms").get<std::vector<double>>();
+    r.conv[k].layer_ms = l.at("layer_ms").get<double>();
+    r.conv[k].nonfinite = l.at("nonfinite").get<std::size_t>();
+  }
+  r.total_s = j.at("total_s").get<double>();
+  r.load_s = j.at("load_s").get<double>();
+  r.cpu_layers_s = j.at("cpu_layers_s").get<double>();
+  r.correct = j.at("correct").get<int>();
+  r.accuracy = j.at("accuracy").get<double>();
+  r.predictions = j.at("predictions").get<std::string>();
+  r.device = j.at("device").get<std::string>();
+  r.sm_clock_mhz = j.at("sm_clock_mhz").get<int>();
+  return r;
+}
+
+int program_main(int argc, char** argv, const ConvBackend& backend, Clock::time_point program_start) {
+  RunOptions opt;
+  opt.program_start = program_start;
+  CLI::App app{fmt::format("Run the milestone network with the conv of {} and print its times and "
+                           "accuracy as JSON (labkit report drives this).", backend.name)};
+  bool network_mode = true;
+  app.add_flag("--network", network_mode, "run the network (this mode)");
+  app.add_option("--batch", opt.batch, "images: the first BATCH of the test set")->check(CLI::Range(1, 1000000));
+  app.add_option("--data", opt.data_dir, "folder of t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte")->required();
+  app.add_option("--model", opt.model_dir, "folder of the model's six .npy files")->required();
+  app.add_option("--op-repeats", opt.op_repeats, "extra timed calls per conv layer for the Op Time median")
+      ->check(CLI::Range(0, 1000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? exit_code::kPass : exit_code::kUsage;
+  }
+  auto fail = [](int code, const std::string& message) {
+    fmt::print("{}\n", nlohmann::json{{"error", message}, {"exit_code", code}}.dump());
+    return code;
+  };
+  if (backend.gpu && !cuda_device_available()) {
+    return fail(exit_code::kNoDevice, "no usable CUDA device: the " + backend.name + " conv needs one");
+  }
+  try {
+    const RunResult r = run_network(backend, opt);
+    fmt::print("{}\n", to_json(r).dump());
+    return exit_code::kPass;
+  } catch (const CudaError& e) {
+    return fail(exit_code::kFail, fmt::format("the conv of {} failed in {}: {}", backend.name, g_phase.load(), e.what()));
+  } catch (const std::exception& e) {
+    return fail(exit_code::kFail, e.what());
+  }
+}
+
+}  // namespace labkit::network

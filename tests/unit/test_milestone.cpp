@@ -1,0 +1,106 @@
+// The milestone report's tables and chart (labkit/milestone.h) from hand-made runs: every format
+// has the columns of the milestone table, numbers in the stated units, failures printed in place
+// (never dropped), and the comparison's speedup and differing-image count computed from the rows.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "labkit/milestone.h"
+
+namespace ms = labkit::milestone;
+using labkit::network::RunResult;
+
+namespace {
+
+RunResult run(int batch, double op1, double op2, double total, double accuracy, std::string predictions) {
+  RunResult r;
+  r.backend = "test";
+  r.batch = batch;
+  r.conv[0].op_ms = op1;
+  r.conv[1].op_ms = op2;
+  r.total_s = total;
+  r.accuracy = accuracy;
+  r.correct = static_cast<int>(accuracy * batch + 0.5);
+  r.predictions = std::move(predictions);
+  r.device = "NVIDIA Test GPU";
+  return r;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::vector<ms::Entry> three_batches() {
+  return {{"06-fusion (solution)", 100, run(100, 0.0312, 0.0521, 0.41, 0.86, "0123"), ""},
+          {"06-fusion (solution)", 1000, run(1000, 0.2, 0.3, 0.62, 0.886, "0123"), ""},
+          {"06-fusion (solution)", 10000, std::nullopt, "the conv of 06-fusion failed in conv_forward_gpu: out of memory"}};
+}
+
+}  // namespace
+
+TEST_CASE("milestone table, md: the five columns, units, and a failed batch in place") {
+  const std::string t = ms::milestone_table("06-fusion (solution)", three_batches(), ms::Format::md);
+  CHECK(contains(t, "| Batch Size | Op Time 1 | Op Time 2 | Total Execution Time | Accuracy |"));
+  CHECK(contains(t, "| 100 | 0.031 ms | 0.052 ms | 0.41 s | 0.8600 |"));
+  CHECK(contains(t, "| 1000 | 0.200 ms | 0.300 ms | 0.62 s | 0.8860 |"));
+  CHECK(contains(t, "| 10000 | failed: the conv of 06-fusion failed in conv_forward_gpu: out of memory |"));
+  CHECK(contains(t, "NVIDIA Test GPU"));
+}
+
+TEST_CASE("milestone table, csv: plain numbers, units in the header, an error column") {
+  const std::string t = ms::milestone_table("x", three_batches(), ms::Format::csv);
+  CHECK(contains(t, "batch_size,op_time_1_ms,op_time_2_ms,total_execution_time_s,accuracy,error\n"));
+  CHECK(contains(t, "100,0.031200,0.052100,0.4100,0.8600,\n"));
+  CHECK(contains(t, "10000,,,,,the conv of 06-fusion failed in conv_forward_gpu: out of memory\n"));
+}
+
+TEST_CASE("milestone table, tex: a tabular with escaped names") {
+  const std::string t = ms::milestone_table("06_fusion", three_batches(), ms::Format::tex);
+  CHECK(contains(t, "\\begin{tabular}{lrrrr}"));
+  CHECK(contains(t, "Batch Size & Op Time 1 & Op Time 2 & Total Execution Time & Accuracy \\\\"));
+  CHECK(contains(t, "100 & 0.031 ms & 0.052 ms & 0.41 s & 0.8600 \\\\"));
+  CHECK(contains(t, "\\multicolumn{4}{l}{failed: "));
+  CHECK(contains(t, "% 06_fusion on NVIDIA Test GPU"));
+  CHECK(contains(t, "\\end{tabular}"));
+}
+
+TEST_CASE("milestone table, json: every run with its numbers, and the failure") {
+  const auto j = nlohmann::json::parse(ms::milestone_table("x", three_batches(), ms::Format::json));
+  REQUIRE(j.at("runs").size() == 3);
+  CHECK(j["runs"][0]["conv"][0]["op_ms"].get<double>() == doctest::Approx(0.0312));
+  CHECK(j["runs"][1]["accuracy"].get<double>() == doctest::Approx(0.886));
+  CHECK(j["runs"][2]["error"].get<std::string>().find("out of memory") != std::string::npos);
+  CHECK(j["runs"][2]["batch"] == 10000);
+}
+
+TEST_CASE("compare table: speedup of the conv total over the first row, images that differ") {
+  std::vector<ms::Entry> rows{{"baseline", 1000, run(1000, 0.5, 2.0, 1.1, 0.88, "01234"), ""},
+                              {"06-fusion (solution)", 1000, run(1000, 0.25, 0.25, 0.9, 0.88, "01234"), ""},
+                              {"09-fp16 (solution)", 1000, run(1000, 0.1, 0.15, 0.8, 0.86, "01299"), ""},
+                              {"cudnn", 1000, std::nullopt, "cuDNN: no fp32 (FMA) forward algorithm"}};
+  const std::string md = ms::compare_table(1000, rows, ms::Format::md);
+  CHECK(contains(md, "| Implementation | Conv 1 | Conv 2 | Conv total | Speedup | Total Execution Time | Accuracy | Differs from baseline |"));
+  CHECK(contains(md, "| baseline | 0.500 ms | 2.000 ms | 2.500 ms | 1.00x | 1.10 s | 0.8800 | 0 images |"));
+  CHECK(contains(md, "| 06-fusion (solution) | 0.250 ms | 0.250 ms | 0.500 ms | 5.00x | 0.90 s | 0.8800 | 0 images |"));
+  CHECK(contains(md, "| 09-fp16 (solution) | 0.100 ms | 0.150 ms | 0.250 ms | 10.00x | 0.80 s | 0.8600 | 2 images |"));
+  CHECK(contains(md, "| cudnn | failed: cuDNN: no fp32 (FMA) forward algorithm |"));
+  const std::string csv = ms::compare_table(1000, rows, ms::Format::csv);
+  CHECK(contains(csv, "09-fp16 (solution),0.100000,0.150000,0.250000,10.000,0.8000,0.8600,2,\n"));
+}
+
+TEST_CASE("compare chart: one stacked bar pair per row, failures labelled, well-formed") {
+  std::vector<ms::Entry> rows{{"baseline", 10000, run(10000, 5.0, 19.0, 1.5, 0.88, ""), ""},
+                              {"a<b>", 10000, std::nullopt, "crashed"}};
+  const std::string svg = ms::compare_svg(10000, rows, "NVIDIA Test GPU");
+  CHECK(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  CHECK(svg.ends_with("</svg>\n"));
+  CHECK(contains(svg, "Op Time at batch 10000"));
+  CHECK(contains(svg, "24.000"));          // the baseline's conv total
+  CHECK(contains(svg, "a&lt;b&gt;"));       // names are escaped
+  CHECK(contains(svg, "failed: crashed"));
+}
+
+TEST_CASE("formats: names parse, others are refused with the list") {
+  CHECK(ms::parse_format("tex") == ms::Format::tex);
+  CHECK_THROWS_WITH_AS(ms::parse_format("html"), "unknown format 'html': use md, csv, tex or json", std::invalid_argument);
+}
