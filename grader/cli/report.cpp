@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "labkit/exit_codes.h"
+#include "labkit/lab_spec.h"
 #include "labkit/milestone.h"
 #include "labkit/network_run.h"
 #include "labkit/subprocess.h"
@@ -46,7 +47,16 @@ struct ReportOptions {
 struct Subject {
   std::string name;
   std::vector<std::string> argv;  // up to, not including, the network options
+  bool layer_timed = false;       // lab.json "timed": "layer": its Op Time is not what it optimizes
 };
+
+bool layer_timed(const LabEntry& l) {
+  try {
+    return load_lab_spec(l.lab_json).timed == TimedRegion::layer;
+  } catch (const LabSpecError&) {
+    return false;  // the lab's own run reports a broken lab.json
+  }
+}
 
 std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
   std::vector<Subject> out;
@@ -60,7 +70,7 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
   auto label = [](const LabEntry& l) { return l.role == "lab" ? l.id : l.id + " (" + l.role + ")"; };
   if (o.solutions || o.compare) {
     for (const LabEntry& l : registry)
-      if (l.role == "solution" && l.kind == "conv") out.push_back({label(l), {l.exe}});
+      if (l.role == "solution" && l.kind == "conv") out.push_back({label(l), {l.exe}, layer_timed(l)});
   }
   for (const std::string& id : o.labs) {
     auto it = std::find_if(registry.begin(), registry.end(), [&](const LabEntry& l) { return l.role == role && l.id == id; });
@@ -72,7 +82,7 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
       error = fmt::format("{} is not a conv lab: the network has no place for it (only conv labs have milestone tables)", id);
       return {};
     }
-    out.push_back({label(*it), {it->exe}});
+    out.push_back({label(*it), {it->exe}, layer_timed(*it)});
   }
   if (o.cudnn || o.compare) {
     if (LABKIT_HAVE_CUDNN) fixed("cudnn", "cudnn");
@@ -206,6 +216,13 @@ int run_report(const ReportOptions& o) {
   } else {
     for (std::size_t s = 0; s < subjects.size(); ++s)
       text += ms::milestone_table(subjects[s].name, results[s], format) + (format == ms::Format::json ? "" : "\n");
+  }
+  if (format == ms::Format::md) {
+    for (const Subject& s : subjects)
+      if (s.layer_timed)
+        text += fmt::format("Note: {} is graded on Layer Time (prolog + op + epilog, host to host, on pinned host "
+                            "arrays); the Op Time above is not what it optimizes, and this program's host arrays "
+                            "are pageable.\n\n", s.name);
   }
   fmt::print("{}", text);
   if (!o.output.empty()) {

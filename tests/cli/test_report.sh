@@ -2,33 +2,15 @@
 # `labkit report` on any machine: the milestone table through the CPU reference conv in every
 # format, the progress lines, and each way a run can fail (missing data, a broken model file, a
 # lab that is not a conv lab, an unknown lab, no GPU for a GPU conv) with its message and exit code.
-#   usage: test_report.sh PATH_TO_LABKIT PYTHON3 [--full]
-# --full: also the whole test set (10000 images) through the CPU reference, whose accuracy must be
-# exactly the one model.json records (the committed weights and the kit's reference path agree).
+#   usage: test_report.sh PATH_TO_LABKIT PYTHON3
 set -u
 labkit=$1
 python=$2
-full=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 ok() { echo "ok   $*"; }
-
-if [[ $full == --full ]]; then
-  "$labkit" report --cpu --batches 10000 --format json >"$tmp/full.json" 2>"$tmp/err" || fail "report --cpu at 10000: $(cat "$tmp/err")"
-  "$python" - "$tmp/full.json" "$LABKIT_SOURCE_DIR/datasets/model/model.json" <<'PY' && ok "CPU reference at 10000 matches model.json" || fail "CPU reference at 10000"
-import json, sys
-run = json.load(open(sys.argv[1]))["runs"][0]
-model = json.load(open(sys.argv[2]))
-want = model["test_accuracy_reference"]
-print(f"     accuracy {run['accuracy']:.4f}, model.json {want:.4f}; data checksum {run['data_checksum']}, model.json {model['test_checksum']}")
-assert run["data_checksum"] == model["test_checksum"], "the generated test set is not the one the model was measured on"
-assert abs(run["accuracy"] - want) < 1e-9, "accuracy differs from model.json"
-assert 0.85 <= run["accuracy"] <= 0.95, "accuracy outside the 85-95% the dataset is designed for"
-PY
-  exit $((failures > 0))
-fi
 
 # The milestone table in Markdown, two batches, through the CPU reference.
 "$labkit" report --cpu --batches 20,50 >"$tmp/md" 2>"$tmp/err"
