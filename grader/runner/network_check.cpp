@@ -35,9 +35,7 @@ CaseReport network_accuracy_case(const LabUnderTest& lab, const NetworkAccuracy&
   set_phase("the network with the lab's conv");
   const network::RunResult mine = network::run_network({lab.id, lab.conv}, ro);
 
-  int differ = 0;
-  for (std::size_t i = 0; i < std::min(base.predictions.size(), mine.predictions.size()); ++i)
-    differ += base.predictions[i] != mine.predictions[i];
+  const int differ = network::count_differing(base.predictions, mine.predictions);
   const double drop = 100.0 * (base.accuracy - mine.accuracy);
   CaseReport rep;
   rep.name = "network accuracy";

@@ -137,12 +137,6 @@ std::string device_of(const std::vector<Entry>& rows) {
 
 double conv_total(const network::RunResult& r) { return r.conv[0].op_ms + r.conv[1].op_ms; }
 
-int differing(const std::string& a, const std::string& b) {
-  int n = 0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) n += a[i] != b[i];
-  return n;
-}
-
 }  // namespace
 
 Format parse_format(const std::string& name) {
@@ -192,7 +186,7 @@ std::string compare_table(int batch, const std::vector<Entry>& rows, Format f) {
     }
     const auto& r = *e.run;
     const double speedup = base ? conv_total(*base) / conv_total(r) : 0;
-    const std::string diff = base ? std::to_string(differing(base->predictions, r.predictions)) : "";
+    const std::string diff = base ? std::to_string(network::count_differing(base->predictions, r.predictions)) : "";
     if (csv) {
       t.rows.push_back({e.name, fmt::format("{:.6f}", r.conv[0].op_ms), fmt::format("{:.6f}", r.conv[1].op_ms),
                         fmt::format("{:.6f}", conv_total(r)), base ? fmt::format("{:.3f}", speedup) : "",

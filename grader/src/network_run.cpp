@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "labkit/clocks.h"
+#include "labkit/conv_run.h"
 #include "labkit/cuda_check.h"
 #include "labkit/dataset.h"
 #include "labkit/device.h"
@@ -29,17 +30,6 @@ namespace net = labkit::reference::network;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// Host arrays of the network are large (conv1's output at batch 10000 is 1 GiB) and every element
-// is written by the layer that fills it: left uninitialized, as a C program's malloc would be,
-// instead of paying for zeroing a std::vector.
-struct HostArray {
-  explicit HostArray(std::size_t n) : size(n), data(new float[n]) {}
-  std::span<float> span() { return {data.get(), size}; }
-  std::span<const float> span() const { return {data.get(), size}; }
-  std::size_t size;
-  std::unique_ptr<float[]> data;
-};
 
 std::size_t count_nonfinite(std::span<const float> v) {
   std::size_t n = 0;
@@ -99,6 +89,12 @@ void repeat_op(const ConvOps& ops, const ConvShape& shape, std::span<const float
 
 }  // namespace
 
+int count_differing(const std::string& a, const std::string& b) {
+  int n = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) n += a[i] != b[i];
+  return n;
+}
+
 RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   RunResult r;
   r.backend = backend.name;
@@ -119,8 +115,12 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
 
   const int B = opt.batch;
   const ConvShape s1 = net::conv1_shape(B), s2 = net::conv2_shape(B);
-  HostArray x(s1.input_size()), y1(s1.output_size()), p1(s2.input_size()), y2(s2.output_size());
-  ref::parallel_for(x.size, [&](std::size_t i) { x.data[i] = all.images[i]; });
+  // Left uninitialized, as a C program's malloc would be (conv1's output is 1 GiB at batch
+  // 10000): every element is written by the layer that fills it.
+  HostArray x(s1.input_size(), HostMemory::pageable), y1(s1.output_size(), HostMemory::pageable),
+      p1(s2.input_size(), HostMemory::pageable), y2(s2.output_size(), HostMemory::pageable);
+  const std::span<float> pixels = x.span();
+  ref::parallel_for(pixels.size(), [&](std::size_t i) { pixels[i] = all.images[i]; });
 
   std::unique_ptr<L2Flush> flush;
   if (backend.gpu) {

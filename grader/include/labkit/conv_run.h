@@ -35,6 +35,7 @@ class HostArray {
   HostArray& operator=(const HostArray&) = delete;
   float* data() { return data_; }
   std::span<float> span() { return {data_, n_}; }
+  std::span<const float> span() const { return {data_, n_}; }
 
  private:
   float* data_ = nullptr;

@@ -73,6 +73,9 @@ struct RunResult {
 
 RunResult run_network(const ConvBackend& backend, const RunOptions& options);
 
+// Images two runs classify differently (RunResult::predictions of each, compared image by image).
+int count_differing(const std::string& a, const std::string& b);
+
 nlohmann::json to_json(const RunResult& r);
 RunResult from_json(const nlohmann::json& j);  // throws nlohmann::json::exception on a bad document
 
