@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a CUDA machine: configure a fresh build dir, build, run the kit's tests (the GPU suites are
-# the point; the CPU ones come along), the baseline benchmark and `labkit baseline`, and print a
-# short summary last. Logs go to $OUT (if set) or to the build dir.
+# the point; the CPU ones come along), the baseline benchmark, `labkit baseline`, the milestone
+# reports, `labkit profile`, `labkit grade --sanitize` and `labkit calibrate`, and print a short
+# summary last. Logs go to $OUT (if set) or to the build dir.
 #
 #   tools/gpu-test.sh [BUILD_DIR]        (default build-gpu)
 set -uo pipefail
@@ -42,6 +43,18 @@ report_status=$?
 "$build/grader/labkit" report --compare --svg "$logs/report-compare.svg" >"$logs/report-compare.md" 2>"$logs/report-compare.err"
 compare_status=$?
 report_seconds=$((SECONDS - start))
+# The instructor's and student's tools: Nsight Compute's summary of the 03 solution and the
+# untouched skeleton, compute-sanitizer on the 03 solution and on its racy copy, the calibration.
+labkit="$build/grader/labkit"
+"$labkit" profile 03-tiling --solution >"$logs/profile-solution.txt" 2>&1
+profile_status=$?
+"$labkit" profile 03-tiling >"$logs/profile-skeleton.txt" 2>&1
+"$labkit" grade 03-tiling --solutions --sanitize >"$logs/sanitize-solution.txt" 2>&1
+sanitize_status=$?
+"$labkit" grade --tests tiling-race --sanitize >"$logs/sanitize-race.txt" 2>&1
+race_status=$?
+"$labkit" calibrate >"$logs/calibrate.txt" 2>&1
+calibrate_status=$?
 
 echo "================ labkit gpu-test summary ================"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null \
@@ -60,8 +73,19 @@ grep -E "failed|note" "$logs/report.err"
 echo "--- labkit report --compare (exit $compare_status, ${report_seconds} s for both reports) ---"
 grep -E "^\*\*|^\| " "$logs/report-compare.md"
 grep -E "failed|note|chart" "$logs/report-compare.err"
+echo "--- labkit profile 03-tiling --solution (exit $profile_status); the skeleton's verdict lines ---"
+grep -E "^(conv|  )" "$logs/profile-solution.txt"
+grep -E "^conv|skeleton|no kernel" "$logs/profile-skeleton.txt"
+echo "--- labkit grade 03-tiling --solutions --sanitize (exit $sanitize_status); --tests tiling-race --sanitize (exit $race_status) ---"
+for f in sanitize-solution sanitize-race; do
+  sed -n '/^Sanitizer/,/^Score/p' "$logs/$f.txt" | grep -E "^  [a-z]+ |^    [A-Z]" | head -8
+  grep -A3 "^Verdict:" "$logs/$f.txt" | head -4
+done
+echo "--- labkit calibrate (exit $calibrate_status) ---"
+grep -E "^[0-9]{2}-|^lab |calibrate on" "$logs/calibrate.txt"
 echo "--- solutions suite: each instructor solution's speedups (from the test log) ---"
 python3 tools/testlog-summary.py "$build/meson-logs/testlog.json" --reports solutions
 summary_status=$?
 [[ $test_status -eq 0 && $summary_status -eq 0 && $bench_status -eq 0 && $baseline_status -eq 0 &&
-   $report_status -eq 0 && $compare_status -eq 0 ]]
+   $report_status -eq 0 && $compare_status -eq 0 && $profile_status -eq 0 && $sanitize_status -eq 0 &&
+   $race_status -eq 1 && $calibrate_status -eq 0 ]]

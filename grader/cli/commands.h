@@ -12,5 +12,9 @@ void add_baseline(CLI::App& app, int& status);  // run the baseline on the fixtu
 void add_list(CLI::App& app, int& status);      // the labs this build can grade
 void add_grade(CLI::App& app, int& status);     // grade labs in child processes, aggregate
 void add_report(CLI::App& app, int& status);    // milestone tables of the network with a lab's conv
+void add_bulk(CLI::App& app, int& status);      // Slurm bulk grading of a class: submit, collect (bulk.cpp)
+void add_profile(CLI::App& app, int& status);   // Nsight Compute summary: lab vs baseline kernels
+void add_calibrate(CLI::App& app, int& status); // propose target_speedup from the solutions
+void add_dist(CLI::App& app, int& status);      // export the student distribution
 
 }  // namespace labkit::cli

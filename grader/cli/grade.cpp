@@ -17,6 +17,11 @@
 #include "labkit/lab_spec.h"
 #include "labkit/report.h"
 #include "labkit/subprocess.h"
+#include "lab_process.h"
+#include "labkit_config.h"
+#include "labkit/cuda_check.h"
+#include "labkit/sanitizer.h"
+#include "sanitize.h"
 #include "registry.h"
 
 namespace labkit::cli {
@@ -38,57 +43,12 @@ struct GradeOptions {
   std::string seed;
   int batch = 0;
   bool correctness_only = false;
+  std::string fixtures;  // another fixture manifest (an instructor's hidden cases)
+  bool sanitize = false;
+  std::vector<std::string> sanitize_tools = sanitizer::kTools;
+  std::string sanitizer_path, sanitize_logs;
+  int sanitize_batch = 8;
 };
-
-// The last `lines` lines of a child's stderr, for the report of a lab that could not report.
-std::string tail(const std::string& text, std::size_t lines) {
-  std::size_t start = text.ends_with('\n') ? text.size() - 1 : text.size();
-  for (std::size_t n = 0; n < lines && start != std::string::npos && start > 0; ++n)
-    start = text.rfind('\n', start - 1);
-  return start == std::string::npos || start == 0 ? text : text.substr(start + 1);
-}
-
-// The child's JSON, or a result made from how it ended when it could not report itself.
-json result_of(const LabEntry& lab, const subprocess::Result& p) {
-  if (p.started && !p.timed_out && p.signal == 0) {
-    try {
-      json j = json::parse(p.out);
-      if (j.is_object() && j.contains("verdict")) return j;
-    } catch (const json::parse_error&) {
-    }
-  }
-  std::string v = verdict::kCrashed, message, hint;
-  if (!p.started) {
-    v = verdict::kKitError;
-    message = p.error;
-  } else if (p.timed_out) {
-    v = verdict::kTimeout;
-    message = fmt::format("The grading of {} {}.", lab.id, p.describe());
-    hint = verdict::kNeverReturnsHint;
-  } else if (const auto at = p.err.find("labkit: the lab crashed:"); at != std::string::npos) {
-    // The runner's crash handler named the signal, the phase and the case (grader/runner/watchdog.h).
-    message = "T" + p.err.substr(at + 9, p.err.find('\n', at) - at - 9);
-    if (message.find("SIGSEGV") != std::string::npos) hint = verdict::kHostSegfaultHint;
-  } else {
-    message = fmt::format("The lab's process {} before it could report.", p.describe());
-    if (p.signal == SIGSEGV) hint = verdict::kHostSegfaultHint;
-  }
-  const std::string err = tail(p.err, 6);
-  if (!err.empty()) message += "\nIts last words:\n" + err;
-  // The lab's points still count in the class's maximum: a crash scores 0 of them, not 0 of 0.
-  std::string title = lab.id;
-  double points = 0;
-  try {
-    const LabSpec spec = load_lab_spec(lab.lab_json);
-    title = spec.title;
-    points = spec.points;
-  } catch (const LabSpecError&) {  // the child reports a broken lab.json itself
-  }
-  return {{"lab", {{"id", lab.id}, {"role", lab.role}, {"kind", lab.kind}, {"title", title}}},
-          {"verdict", v}, {"message", message}, {"hint", hint},
-          {"score", {{"total", 0}, {"max", points}, {"lines", json::array()}}},
-          {"seconds", p.seconds}, {"exit_code", verdict::exit_code(v)}};
-}
 
 int run_grade(const GradeOptions& o) {
   const std::string role = o.solutions ? "solution" : o.tests ? "test" : "lab";
@@ -113,6 +73,29 @@ int run_grade(const GradeOptions& o) {
     return exit_code::kUsage;
   }
 
+  SanitizeOptions san;
+  if (o.sanitize) {
+    if (!cuda_device_available()) {
+      fmt::print(stderr, "labkit grade: skipped: no usable CUDA device (compute-sanitizer checks kernels as they run on a GPU)\n");
+      return exit_code::kNoDevice;
+    }
+    san.sanitizer = find_tool("compute-sanitizer", o.sanitizer_path);
+    if (san.sanitizer.empty()) {
+      fmt::print(stderr, "labkit grade: {}: install it (it ships with the CUDA toolkit) or name it with --compute-sanitizer PATH\n",
+                 o.sanitizer_path.empty() ? "compute-sanitizer not found on PATH or in " LABKIT_CUDA_ROOT "/bin"
+                                          : o.sanitizer_path + " is not an executable");
+      return exit_code::kNoDevice;
+    }
+    san.tools = o.sanitize_tools;
+    san.batch = o.sanitize_batch;
+    san.timeout_s = o.timeout_s;
+    san.seed = o.seed;
+    san.fixtures = o.fixtures;
+    san.cancel = &g_interrupted;
+    san.progress = !o.json;
+    san.keep_logs = o.sanitize_logs;
+  }
+
   struct sigaction sa{};
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);
@@ -121,12 +104,24 @@ int run_grade(const GradeOptions& o) {
 
   std::vector<json> results;
   for (const LabEntry& lab : selected) {
+    if (o.sanitize) {
+      if (!o.json) fmt::print(stderr, "checking {} ({}) under compute-sanitizer, batch {} ...\n", lab.id, lab.role, o.sanitize_batch);
+      json r = run_sanitized(lab, san);
+      if (r.value("cancelled", false) || g_interrupted) {
+        fmt::print(stderr, "labkit grade: interrupted: {} was stopped; no report or results file was written\n", lab.id);
+        return 130;
+      }
+      if (!o.json) fmt::print("{}\n", format_text(r, isatty(STDOUT_FILENO)));
+      results.push_back(std::move(r));
+      continue;
+    }
     std::vector<std::string> argv{lab.exe, "--json"};
     // The child's own watchdog fires first and names the phase; ours is the backstop.
     argv.insert(argv.end(), {"--timeout", fmt::format("{:g}", std::max(1.0, o.timeout_s - 5))});
     if (!o.seed.empty()) argv.insert(argv.end(), {"--seed", o.seed});
     if (o.batch > 0) argv.insert(argv.end(), {"--batch", std::to_string(o.batch)});
     if (o.correctness_only) argv.push_back("--correctness-only");
+    if (!o.fixtures.empty()) argv.insert(argv.end(), {"--fixtures", o.fixtures});
     if (!o.json) fmt::print(stderr, "grading {} ({}) ...\n", lab.id, lab.role);
     subprocess::Options so;
     so.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
@@ -191,6 +186,17 @@ void add_grade(CLI::App& app, int& status) {
   cmd->add_option("--seed", o->seed, "replay a run: the seed its report printed");
   cmd->add_option("--batch", o->batch, "batch size of the grading shapes")->check(CLI::Range(1, 10000));
   cmd->add_flag("--correctness-only", o->correctness_only, "check outputs, skip timing");
+  cmd->add_option("--fixtures", o->fixtures, "grade on this fixture manifest instead of the committed one (hidden cases)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--sanitize", o->sanitize,
+                "run the correctness cases under compute-sanitizer (memcheck, racecheck, synccheck, initcheck)");
+  cmd->add_option("--sanitize-tools", o->sanitize_tools, "the compute-sanitizer tools --sanitize runs")
+      ->delimiter(',')
+      ->check(CLI::IsMember(sanitizer::kTools));
+  cmd->add_option("--sanitize-batch", o->sanitize_batch, "batch of the grading shapes under --sanitize")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--compute-sanitizer", o->sanitizer_path, "the compute-sanitizer program to use");
+  cmd->add_option("--sanitize-logs", o->sanitize_logs, "keep compute-sanitizer's own logs in this folder");
   cmd->callback([o, &status] {
     try {
       status = run_grade(*o);

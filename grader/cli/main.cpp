@@ -16,6 +16,10 @@ int main(int argc, char** argv) {
   labkit::cli::add_list(app, status);
   labkit::cli::add_grade(app, status);
   labkit::cli::add_report(app, status);
+  labkit::cli::add_bulk(app, status);
+  labkit::cli::add_profile(app, status);
+  labkit::cli::add_calibrate(app, status);
+  labkit::cli::add_dist(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

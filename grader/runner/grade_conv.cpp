@@ -1,5 +1,6 @@
 // Grading a conv lab: correctness on fixtures, fresh random cases and the grading shapes, then
 // Op or Layer Time against the baseline, then the run-time (host) evidence.
+#include <cuda_profiler_api.h>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -14,6 +15,7 @@
 #include "labkit/check.h"
 #include "labkit/clocks.h"
 #include "labkit/conv_run.h"
+#include "labkit/cuda_check.h"
 #include "labkit/fixtures.h"
 #include "labkit/phase.h"
 #include "labkit/random.h"
@@ -206,7 +208,8 @@ void grade_conv(const LabUnderTest& lab, const LabSpec& spec, const Options& opt
 
   // Device memory is recorded on the lab's very first call too: a lab that allocates a workspace
   // once and keeps it would allocate nothing in a later window.
-  const bool memory_evidence = std::find(spec.host_evidence.begin(), spec.host_evidence.end(),
+  const bool memory_evidence = !opt.under_sanitizer &&
+                               std::find(spec.host_evidence.begin(), spec.host_evidence.end(),
                                          HostEvidence::no_extra_memory) != spec.host_evidence.end();
   HostEvidenceReport first_call_memory;
   if (memory_evidence && !guarded(result, cases.front().name, [&] {
@@ -221,7 +224,7 @@ void grade_conv(const LabUnderTest& lab, const LabSpec& spec, const Options& opt
     result.cases.push_back(std::move(rep));
   }
   if (!all_passed(result)) return;
-  if (spec.network_accuracy) {
+  if (spec.network_accuracy && !opt.under_sanitizer) {
     require_network_data(opt, *spec.network_accuracy);
     CaseReport rep;
     if (!guarded(result, "network accuracy", [&] { rep = network_accuracy_case(lab, *spec.network_accuracy, opt); }))
@@ -247,6 +250,24 @@ void grade_conv(const LabUnderTest& lab, const LabSpec& spec, const Options& opt
     }
     result.host_evidence.push_back(rep);
   }
+}
+
+ProfiledShape profile_conv(const LabUnderTest& lab, const Options& opt) {
+  const std::vector<ConvCase> grading = grading_cases(opt.seed, opt.batch);
+  const ConvCase& c = grading.at(std::size_t(opt.profile_case));
+  const ConvOps& ops = opt.profile_side == "baseline" ? baseline::conv_ops : *lab.conv;
+  set_phase_case(c.name.c_str());
+  set_phase("conv_forward_gpu_prolog");
+  OpCall call(ops, c);
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());  // the prolog's copies stay out of the profile
+  set_phase("conv_forward_gpu (profiled)");
+  LABKIT_CUDA_CHECK(cudaProfilerStart());
+  call();
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  LABKIT_CUDA_CHECK(cudaProfilerStop());
+  set_phase("conv_forward_gpu_epilog");
+  call.finish();
+  return {c.name, to_string(c.shape), int(grading.size())};
 }
 
 }  // namespace labkit::runner

@@ -29,8 +29,8 @@ bool guarded(GradeResult& result, const std::string& case_name, F&& body) {
     result.hint =
         e.code() == cudaErrorIllegalAddress || e.code() == cudaErrorLaunchFailure
             ? "An illegal address usually means an index past the end of an array: check the bounds "
-              "test of every load and store. compute-sanitizer names the line: "
-              "`compute-sanitizer --tool memcheck <this executable> --correctness-only`."
+              "test of every load and store. `labkit grade <lab> --sanitize` names the line "
+              "(compute-sanitizer's memcheck)."
             : "Check the launch configuration (grid and block sizes, shared memory per block) and "
               "every CUDA call's return value.";
   } catch (const std::exception& e) {

@@ -126,6 +126,23 @@ void emit(const Cli& cli, GradeResult& r) {
   std::fflush(stdout);
 }
 
+// `labkit profile`'s child: one op under Nsight Compute; what ran, as one JSON line.
+int profile(const LabUnderTest& lab, const LabSpec& spec, const Options& opt) {
+  try {
+    const ProfiledShape p = spec.kind == LabKind::conv ? profile_conv(lab, opt) : profile_map(lab, spec, opt);
+    fmt::print("{}\n", nlohmann::json{{"side", opt.profile_side}, {"case", p.name}, {"shape", p.shape},
+                                       {"shapes", p.shapes}}.dump());
+    return exit_code::kPass;
+  } catch (const std::out_of_range& e) {
+    fmt::print(stderr, "labkit: no grading shape {} ({})\n", opt.profile_case, e.what());
+    return exit_code::kUsage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "labkit: the {} failed during {}: {}\n", opt.profile_side == "lab" ? "lab" : "baseline",
+               g_phase.load(), e.what());
+    return exit_code::kFail;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv, const LabUnderTest& lab) {
@@ -147,6 +164,13 @@ int main(int argc, char** argv, const LabUnderTest& lab) {
   app.add_flag("--correctness-only", cli.opt.correctness_only, "check the output, skip timing");
   app.add_flag("--evidence-only", cli.opt.evidence_only, "check the PTX only (no GPU needed)");
   app.add_option("--timeout", cli.opt.timeout_s, "seconds before a lab that does not return is stopped")->check(CLI::Range(1.0, 86400.0));
+  app.add_flag("--under-sanitizer", cli.opt.under_sanitizer,
+               "run by `labkit grade --sanitize`: correctness cases only, no CUPTI, no network run");
+  app.add_option("--profile", cli.opt.profile_side,
+                 "run by `labkit profile`: one op of this side on one grading shape, then exit")
+      ->check(CLI::IsMember({"lab", "baseline"}));
+  app.add_option("--profile-case", cli.opt.profile_case, "the grading shape --profile runs (0 = conv1)")
+      ->check(CLI::Range(0, 15));
   app.add_flag("--json", cli.json, "print the result as JSON");
   app.add_option("--gradescope", cli.gradescope, "also write a Gradescope results.json here");
   std::map<std::string, Expect> expects{{"verdict", Expect::verdict}, {"full-marks", Expect::full_marks},
@@ -159,6 +183,7 @@ int main(int argc, char** argv, const LabUnderTest& lab) {
     return app.exit(e) == 0 ? exit_code::kPass : exit_code::kUsage;
   }
   cli.opt.seed_given = app.count("--seed") > 0;
+  if (cli.opt.under_sanitizer) cli.opt.correctness_only = true;
   if (!cli.opt.seed_given) cli.opt.seed = fresh_seed();
 
   const auto start = std::chrono::steady_clock::now();
@@ -212,6 +237,10 @@ int main(int argc, char** argv, const LabUnderTest& lab) {
     r.exit_code = exit_code::kNoDevice;
     emit(cli, r);
     return r.exit_code;
+  }
+  if (!cli.opt.profile_side.empty()) {
+    watchdog.disarm();  // under Nsight Compute every kernel is replayed: `labkit profile` keeps the time limit
+    return profile(lab, spec, cli.opt);
   }
   try {
     const DeviceInfo d = device_info();

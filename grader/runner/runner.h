@@ -40,12 +40,31 @@ struct Options {
   bool correctness_only = false;
   bool evidence_only = false;
   double timeout_s = 300;
+  // Run by `labkit grade --sanitize` under compute-sanitizer, which slows every kernel 10-100x:
+  // the correctness cases only, without CUPTI (the sanitizer owns the device's callbacks), the
+  // network run or the map lab's timed-size workload.
+  bool under_sanitizer = false;
+  // Run by `labkit profile` under Nsight Compute: one side's op on one grading shape, nothing else.
+  std::string profile_side;  // "lab" or "baseline"; empty: grade
+  int profile_case = 0;
+};
+
+// What a profile run ran, printed as JSON for `labkit profile`.
+struct ProfiledShape {
+  std::string name, shape;
+  int shapes = 0;  // how many grading shapes the lab has
 };
 
 // Grades correctness, timing and host evidence of a conv or map lab into `result`. Throws only
 // for kit errors; the lab's own failures become result.verdict and result.message.
 void grade_conv(const LabUnderTest& lab, const LabSpec& spec, const Options& opt, GradeResult& result);
 void grade_map(const LabUnderTest& lab, const LabSpec& spec, const Options& opt, GradeResult& result);
+
+// One op on grading shape opt.profile_case, its device inputs ready, between cudaProfilerStart and
+// cudaProfilerStop: `ncu --profile-from-start off` collects exactly the kernels of that call.
+// Throws std::out_of_range for a shape index past the last.
+ProfiledShape profile_conv(const LabUnderTest& lab, const Options& opt);
+ProfiledShape profile_map(const LabUnderTest& lab, const LabSpec& spec, const Options& opt);
 
 int main(int argc, char** argv, const LabUnderTest& lab);
 

@@ -78,12 +78,38 @@ void evidence(std::string& out, const json& r) {
   const json& e = sub(r, "evidence");
   const json& host = list(e, "host");
   if (list(e, "patterns").empty() && host.empty()) return;
-  out += fmt::format("\nEvidence of the technique (PTX of {}, {} kernels)\n",
-                     str(sub(r, "lab"), "kernel"), e.value("kernels", 0));
+  const int kernels = e.value("kernels", 0);
+  out += fmt::format("\nEvidence of the technique (PTX of {}, {} kernel{})\n", str(sub(r, "lab"), "kernel"), kernels,
+                     kernels == 1 ? "" : "s");
   if (!list(e, "patterns").empty()) out += str(e, "text");  // evidence::format_report, one line a pattern
   for (const json& h : host)
     out += fmt::format("  {:<7} {} (run time): {}\n", h.value("ok", false) ? "found" : "MISSING",
                        str(h, "name"), str(h, "detail"));
+}
+
+// `labkit grade --sanitize`: one line per tool, then its first findings with their lines.
+void sanitizer(std::string& out, const json& r) {
+  const json& s = sub(r, "sanitizer");
+  const json& tools = list(s, "tools");
+  if (tools.empty()) return;
+  out += fmt::format("\nSanitizer (compute-sanitizer on the correctness cases, grading shapes at batch {})\n",
+                     s.value("batch", 0));
+  for (const json& t : tools) {
+    const int errors = t.value("errors", 0);
+    const std::string status = !t.value("completed", false) ? "did not run: " + str(t, "problem")
+                               : errors == 0               ? "no errors"
+                                                           : fmt::format("{} error{}", errors, errors == 1 ? "" : "s");
+    out += fmt::format("  {:<10} {} ({:.1f} s)\n", str(t, "tool"), status, num(t, "seconds"));
+    for (const json& f : list(t, "findings")) {
+      out += fmt::format("    {}\n", str(f, "headline"));
+      int shown = 0;
+      for (const json& d : list(f, "detail"))
+        if (shown++ < 4 && d.is_string()) out += fmt::format("      {}\n", d.get<std::string>());
+      if (!str(f, "explain").empty()) out += indent(str(f, "explain"), "      means: ");
+    }
+    const int total = t.value("findings_total", 0), listed = int(list(t, "findings").size());
+    if (total > listed) out += fmt::format("    ... and {} more finding{}\n", total - listed, total - listed == 1 ? "" : "s");
+  }
 }
 
 void score(std::string& out, const json& r) {
@@ -106,7 +132,7 @@ std::string format_text(const json& r, bool color) {
                                 str(lab, "title"), str(lab, "role"), str(lab, "kind"),
                                 str(lab, "precision"), str(lab, "timed"));
   if (!str(dev, "name").empty())
-    out += fmt::format("GPU: {} (driver {}), peak SM clock {} MHz\n", str(dev, "name"),
+    out += fmt::format("GPU: {} (CUDA driver {}), peak SM clock {} MHz\n", str(dev, "name"),
                        str(dev, "driver"), dev.value("peak_sm_clock_mhz", 0));
   if (!str(r, "seed").empty() && !list(r, "cases").empty())
     out += fmt::format("Seed: {} (replay with --seed {}), batch {}\n", str(r, "seed"), str(r, "seed"),
@@ -114,6 +140,7 @@ std::string format_text(const json& r, bool color) {
   correctness(out, r);
   timing(out, r);
   evidence(out, r);
+  sanitizer(out, r);
   score(out, r);
   const std::string v = str(r, "verdict");
   const bool passed = v == "passed";

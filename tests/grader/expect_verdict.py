@@ -5,11 +5,13 @@
 checks:
   --verdict V            the result's verdict (required)
   --outcome TEXT         some failing case's outcome contains TEXT
-  --text TEXT            the message, hint or a case's detail contains TEXT
+  --text TEXT            the message, hint, a case's detail or a sanitizer finding contains TEXT
+                         (repeatable: each must be found)
   --speedup-contains X   the geometric-mean speedup interval, widened by the printed precision
                          of speedups (0.005), contains X
   --twice                run COMMAND twice; the two speedups must agree within 3%
-Exit: 0 checks passed, 1 a check failed, 77 the command reported no CUDA device.
+Exit: 0 checks passed, 1 a check failed, 77 the command reported no CUDA device (or exited 77
+without a result: `labkit grade --sanitize` with no GPU or no compute-sanitizer).
 COMMAND gets --json; for `labkit grade` the first result of {"results": [...]} is checked.
 """
 import argparse
@@ -23,6 +25,9 @@ def run(command):
     try:
         doc = json.loads(p.stdout)
     except json.JSONDecodeError:
+        if p.returncode == 77:
+            print(f"skipped: {p.stderr.strip()}")
+            sys.exit(77)
         print(f"no JSON from {' '.join(command)} (exit {p.returncode})\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
         sys.exit(1)
     result = doc["results"][0] if "results" in doc else doc
@@ -33,7 +38,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--verdict", required=True)
     ap.add_argument("--outcome")
-    ap.add_argument("--text")
+    ap.add_argument("--text", action="append", default=[])
     ap.add_argument("--speedup-contains", type=float)
     ap.add_argument("--twice", action="store_true")
     ap.add_argument("command", nargs=argparse.REMAINDER)
@@ -54,10 +59,11 @@ def main():
     cases = r.get("cases", [])
     if a.outcome and not any(a.outcome in c.get("outcome", "") for c in cases if not c.get("passed")):
         failures.append(f"no failing case with outcome containing {a.outcome!r}")
-    if a.text:
-        texts = [r.get("message", ""), r.get("hint", "")] + [c.get("detail", "") for c in cases]
-        if not any(a.text in t for t in texts):
-            failures.append(f"no message, hint or case detail contains {a.text!r}")
+    texts = [r.get("message", ""), r.get("hint", "")] + [c.get("detail", "") for c in cases]
+    texts.append(json.dumps(r.get("sanitizer", {})))
+    for text in a.text:
+        if not any(text in t for t in texts):
+            failures.append(f"no message, hint, case detail or sanitizer finding contains {text!r}")
     if r.get("verdict") != "passed" and r.get("score", {}).get("total", 0) >= r.get("score", {}).get("max", 1) > 0:
         failures.append("a failed lab got full marks")
     if not r.get("score", {}).get("max", 0) > 0:

@@ -31,6 +31,7 @@ inline constexpr const char* kTimeout = "timeout";
 inline constexpr const char* kCrashed = "crashed";
 inline constexpr const char* kNoDevice = "no-device";
 inline constexpr const char* kKitError = "kit-error";
+inline constexpr const char* kSanitizerError = "sanitizer-error";  // `labkit grade --sanitize` found errors
 int exit_code(const std::string& verdict);
 
 // Hints for verdicts that two places reach (the runner's watchdog and `labkit grade`'s timeout;

@@ -1,0 +1,248 @@
+// `labkit bulk` — registers submit, collect and finish. finish is the last step of every Slurm
+// task (tools/slurm/bulk-task.sh): it turns what the task left in the student's folder into
+//   results.json  Gradescope's format (labkit/report.h gradescope()), one test per lab of the kit
+//   grade.json    {"student", "mode", "results": [the full per-lab results]}: what collect reads
+//   task.json     where and how the task ran: node, job ids, times, GPU model and clocks, build
+// so that a student whose build fails or whose lab crashes still gets a results.json that says so.
+#include "bulk.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.h"
+#include "labkit/exit_codes.h"
+#include "labkit/grade_result.h"
+#include "labkit/lab_spec.h"
+#include "labkit/report.h"
+
+namespace labkit::cli {
+namespace bulk_cmd {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void write_file(const std::string& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error(fmt::format("{}: cannot write", file));
+}
+
+namespace {
+
+std::string read_text(const fs::path& p, std::size_t max_bytes = 1u << 20) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return {};
+  std::string s(max_bytes, '\0');
+  in.read(s.data(), static_cast<std::streamsize>(max_bytes));
+  s.resize(static_cast<std::size_t>(in.gcount()));
+  return s;
+}
+
+std::string last_lines(const std::string& text, std::size_t n) {
+  std::size_t at = text.size();
+  while (at > 0 && text[at - 1] == '\n') --at;
+  const std::size_t end = at;
+  for (std::size_t k = 0; k < n && at > 0; ++k) {
+    at = text.rfind('\n', at - 1);
+    if (at == std::string::npos) return text.substr(0, end);
+  }
+  return text.substr(at == 0 ? 0 : at + 1, end - (at == 0 ? 0 : at + 1));
+}
+
+// What a student needs of a failed build: the compiler's messages, without ninja's progress lines,
+// the compiler's command line and the scratch folder's prefix.
+std::string compiler_errors(const std::string& log) {
+  std::istringstream in(log);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '[' || line.rfind("FAILED:", 0) == 0 || line.rfind("ninja:", 0) == 0 ||
+        (line[0] == '/' && line.find(" -o ") != std::string::npos))
+      continue;
+    for (std::size_t at; (at = line.find("../kit/")) != std::string::npos;) line.erase(at, 7);
+    out += line + "\n";
+  }
+  return out;
+}
+
+// task.env: key=value lines written by bulk-task.sh.
+std::map<std::string, std::string> read_env(const fs::path& p) {
+  std::map<std::string, std::string> env;
+  std::istringstream in(read_text(p));
+  for (std::string line; std::getline(in, line);)
+    if (const auto eq = line.find('='); eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
+  return env;
+}
+
+// One line of `nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,
+// temperature.gpu,pstate --format=csv,noheader,nounits`.
+json gpu_of(const std::string& csv) {
+  std::vector<std::string> f;
+  std::istringstream in(csv);
+  for (std::string x; std::getline(in, x, ',');) {
+    const auto a = x.find_first_not_of(' '), b = x.find_last_not_of(' ');
+    f.push_back(a == std::string::npos ? "" : x.substr(a, b - a + 1));
+  }
+  if (f.empty() || f[0].empty()) return nullptr;
+  auto number = [&](std::size_t i) -> json {
+    try {
+      return i < f.size() ? json(std::stoi(f[i])) : json(nullptr);
+    } catch (const std::exception&) {
+      return nullptr;
+    }
+  };
+  return {{"name", f[0]}, {"driver", f.size() > 1 ? f[1] : ""}, {"sm_clock_mhz", number(2)},
+          {"max_sm_clock_mhz", number(3)}, {"mem_clock_mhz", number(4)}, {"temperature_c", number(5)},
+          {"pstate", f.size() > 6 ? f[6] : ""}, {"source", "nvidia-smi"}};
+}
+
+json synthetic(const std::string& id, const LabSpec* spec, const std::string& verdict, const std::string& message,
+               const std::string& hint) {
+  return {{"lab", {{"id", id}, {"role", "lab"}, {"kind", spec ? to_string(spec->kind) : ""},
+                   {"title", spec ? spec->title : id}}},
+          {"verdict", verdict}, {"message", message}, {"hint", hint},
+          {"score", {{"total", 0}, {"max", spec ? spec->points : 0.0}, {"lines", json::array()}}},
+          {"exit_code", verdict == "kit-error" ? exit_code::kKitError : exit_code::kFail}};
+}
+
+// The result of one lab from its state file and the grading output the task saved.
+json lab_result(const fs::path& dir, const std::string& id, const LabSpec* spec, const std::string& mode) {
+  std::istringstream state(read_text(dir / "labs" / (id + ".state")));
+  std::string what;
+  int code = -1;
+  state >> what >> code;
+  if (what == "not-submitted")
+    return synthetic(id, spec, "not-submitted", fmt::format("labs/{}/kernel.cu is not in the submission (or is not a plain file).", id),
+                     "");
+  if (what == "build-failed")
+    return synthetic(id, spec, "build-failed",
+                     fmt::format("labs/{}/kernel.cu did not compile; the compiler said:\n{}", id,
+                                 last_lines(compiler_errors(read_text(dir / ("build-" + id + ".log"))), 25)),
+                     "Build it on your machine (meson compile -C build) and fix the first error.");
+  if (what == "kit-error")
+    return synthetic(id, spec, "kit-error",
+                     "The kit could not be built on this node (not the submission's fault); build.log ends with:\n" +
+                         last_lines(read_text(dir / "build.log"), 15),
+                     "Instructor: fix the kit build and resubmit this task.");
+  const std::string out = read_text(dir / "labs" / (id + ".out"), 64u << 20);
+  try {
+    json j = json::parse(out);
+    if (j.is_object() && j.contains("results") && j["results"].is_array() && !j["results"].empty()) j = j["results"][0];
+    if (j.is_object() && j.contains("verdict") && j.contains("score")) return j;
+  } catch (const json::parse_error&) {
+  }
+  const std::string all_err = read_text(dir / "labs" / (id + ".err"));
+  const std::string err = last_lines(all_err, 8);
+  if (what == "timeout" || code == 124 || code == 137)
+    return synthetic(id, spec, "timeout", fmt::format("The {} of {} did not finish in time and was stopped.", mode, id),
+                     verdict::kNeverReturnsHint);
+  // The runner's crash handler names the signal, the phase and the case (as `labkit grade` reads it).
+  std::string message = fmt::format("The {} of {} ended (exit {}) without a result.", mode, id, code);
+  if (const auto at = all_err.find("labkit: the lab crashed:"); at != std::string::npos)
+    message = "T" + all_err.substr(at + 9, all_err.find('\n', at) - at - 9);
+  return synthetic(id, spec, "crashed", err.empty() ? message : message + "\nIts last words:\n" + err,
+                   message.find("SIGSEGV") != std::string::npos ? verdict::kHostSegfaultHint : "");
+}
+
+int run_finish(const std::string& dir_arg) {
+  const fs::path dir = dir_arg;
+  auto env = read_env(dir / "task.env");
+  if (env.empty()) {
+    fmt::print(stderr, "labkit bulk: {}: missing or empty (expected the key=value lines of bulk-task.sh)\n",
+               (dir / "task.env").string());
+    return exit_code::kUsage;
+  }
+  const std::string mode = env["mode"], kit = env["kit"];
+  std::vector<std::string> ids;
+  if (fs::is_directory(dir / "labs"))
+    for (const auto& e : fs::directory_iterator(dir / "labs"))
+      if (e.path().extension() == ".state") ids.push_back(e.path().stem().string());
+  std::sort(ids.begin(), ids.end());
+  std::vector<json> results;
+  double total = 0, max = 0;
+  bool all_passed = !ids.empty(), any_kit_error = false, all_no_device = !ids.empty();
+  for (const std::string& id : ids) {
+    std::unique_ptr<LabSpec> spec;
+    try {
+      spec = std::make_unique<LabSpec>(load_lab_spec(fs::path(kit) / "labs" / id / "lab.json", id));
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "labkit bulk: {}\n", e.what());
+    }
+    json r = lab_result(dir, id, spec.get(), mode == "evidence" ? "evidence check" : "grading");
+    const std::string v = r.value("verdict", "");
+    total += r["score"].value("total", 0.0);
+    max += r["score"].value("max", 0.0);
+    all_passed &= v == "passed";
+    any_kit_error |= v == "kit-error";
+    all_no_device &= v == "no-device";
+    results.push_back(std::move(r));
+  }
+  const int status = ids.empty() || any_kit_error ? exit_code::kKitError
+                     : all_no_device              ? exit_code::kNoDevice
+                     : all_passed                 ? exit_code::kPass
+                                                  : exit_code::kFail;
+  json gs = gradescope(results);
+  if (mode == "evidence") gs["output"] = "Evidence check only (PTX): correctness and speed were not measured. " + gs.value("output", "");
+  write_file((dir / "results.json").string(), gs.dump(2) + "\n");
+  write_file((dir / "grade.json").string(),
+             json{{"student", env["student"]}, {"mode", mode}, {"score", total}, {"max_score", max}, {"results", results}}
+                     .dump(2) + "\n");
+  auto number = [&](const char* key) -> json {
+    try {
+      return env.count(key) && !env[key].empty() ? json(std::stod(env[key])) : json(nullptr);
+    } catch (const std::exception&) {
+      return nullptr;
+    }
+  };
+  json index = number("index");
+  if (index.is_number()) index = static_cast<int>(index.get<double>());
+  json task = {{"student", env["student"]}, {"index", index}, {"mode", mode}, {"node", env["node"]},
+               {"job_id", env["job_id"]}, {"array_job_id", env["array_job_id"]},
+               {"array_task_id", env["array_task_id"]}, {"start", env["start"]}, {"end", env["end"]},
+               {"exit_status", status}, {"score", total}, {"max_score", max},
+               {"build", {{"seconds", number("build_seconds")}, {"setup", env["setup"]}}},
+               {"cuda_visible_devices", env["cuda_visible_devices"]},
+               {"gpu", gpu_of(env["gpu_before"])}, {"gpu_after", gpu_of(env["gpu_after"])},
+               {"gpu_other_processes", number("gpu_other_processes")}};
+  json labs = json::object();
+  for (const json& r : results) labs[r["lab"].value("id", "")] = r.value("verdict", "");
+  task["labs"] = labs;
+  write_file((dir / "task.json").string(), task.dump(2) + "\n");
+  fmt::print("labkit bulk: {}: {:.2f} / {:.2f} points over {} lab(s) ({})\n", env["student"], total, max, ids.size(),
+             (dir / "results.json").string());
+  return exit_code::kPass;
+}
+
+}  // namespace
+
+void add_finish(CLI::App& bulk, int& status) {
+  auto dir = std::make_shared<std::string>();
+  auto* cmd = bulk.add_subcommand("finish", "(run by each Slurm task) write results.json, grade.json and task.json "
+                                            "from what the task left in its folder");
+  cmd->add_option("dir", *dir, "the student's output folder OUT_DIR/<student>")->required();
+  cmd->callback([dir, &status] {
+    try {
+      status = run_finish(*dir);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "labkit bulk: {}\n", e.what());
+      status = exit_code::kKitError;
+    }
+  });
+}
+
+}  // namespace bulk_cmd
+
+void add_bulk(CLI::App& app, int& status) {
+  auto* cmd = app.add_subcommand("bulk", "Grade a whole class on a Slurm cluster: submit a job array, collect the results");
+  cmd->require_subcommand(1);
+  bulk_cmd::add_submit(*cmd, status);
+  bulk_cmd::add_collect(*cmd, status);
+  bulk_cmd::add_finish(*cmd, status);
+}
+
+}  // namespace labkit::cli

@@ -1,0 +1,104 @@
+#include "lab_process.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <cstdlib>
+
+#include "labkit/grade_result.h"
+#include "labkit/lab_spec.h"
+#include "labkit_config.h"
+
+namespace labkit::cli {
+
+using nlohmann::json;
+
+std::string tail(const std::string& text, std::size_t lines) {
+  std::size_t start = text.ends_with('\n') ? text.size() - 1 : text.size();
+  for (std::size_t n = 0; n < lines && start != std::string::npos && start > 0; ++n)
+    start = text.rfind('\n', start - 1);
+  return start == std::string::npos || start == 0 ? text : text.substr(start + 1);
+}
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+json result_of(const LabEntry& lab, const subprocess::Result& p) {
+  if (p.started && !p.timed_out && p.signal == 0) {
+    try {
+      json j = json::parse(p.out);
+      if (j.is_object() && j.contains("verdict")) return j;
+    } catch (const json::parse_error&) {
+    }
+  }
+  std::string v = verdict::kCrashed, message, hint;
+  if (!p.started) {
+    v = verdict::kKitError;
+    message = fmt::format("Cannot run {}: {}", p.program, p.error);
+  } else if (p.timed_out) {
+    v = verdict::kTimeout;
+    message = fmt::format("The grading of {} {}.", lab.id, p.describe());
+    hint = verdict::kNeverReturnsHint;
+  } else if (const auto at = p.err.find("labkit: the lab crashed:"); at != std::string::npos) {
+    // The runner's crash handler named the signal, the phase and the case (grader/runner/watchdog.h).
+    message = "T" + p.err.substr(at + 9, p.err.find('\n', at) - at - 9);
+    if (message.find("SIGSEGV") != std::string::npos) hint = verdict::kHostSegfaultHint;
+  } else {
+    message = fmt::format("The lab's process {} before it could report.", p.describe());
+    if (p.signal == SIGSEGV) hint = verdict::kHostSegfaultHint;
+  }
+  const std::string err = tail(p.err, 6);
+  if (!err.empty()) message += "\nIts last words:\n" + err;
+  // The lab's points still count in the class's maximum: a crash scores 0 of them, not 0 of 0.
+  std::string title = lab.id;
+  double points = 0;
+  try {
+    const LabSpec spec = load_lab_spec(lab.lab_json);
+    title = spec.title;
+    points = spec.points;
+  } catch (const LabSpecError&) {  // the child reports a broken lab.json itself
+  }
+  return {{"lab", {{"id", lab.id}, {"role", lab.role}, {"kind", lab.kind}, {"title", title}}},
+          {"verdict", v}, {"message", message}, {"hint", hint},
+          {"score", {{"total", 0}, {"max", points}, {"lines", json::array()}}},
+          {"seconds", p.seconds}, {"exit_code", verdict::exit_code(v)}};
+}
+
+std::optional<LabEntry> find_lab(const std::string& command, const std::string& role, const std::string& id) {
+  for (const LabEntry& l : read_registry())
+    if (l.role == role && l.id == id) return l;
+  fmt::print(stderr, "labkit {}: no {} named \"{}\" in this build (see `labkit list{}`)\n", command, role, id,
+             role == "test" ? " --tests" : "");
+  return std::nullopt;
+}
+
+std::filesystem::path find_tool(const std::string& name, const std::string& given,
+                                const std::vector<std::filesystem::path>& extra_dirs) {
+  namespace fs = std::filesystem;
+  auto runnable = [](const fs::path& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); };
+  if (!given.empty()) return runnable(given) ? fs::path(given) : fs::path();
+  if (const char* path = std::getenv("PATH")) {
+    std::string_view rest = path;
+    while (!rest.empty()) {
+      const std::size_t colon = rest.find(':');
+      const fs::path dir(std::string(rest.substr(0, colon)));
+      if (!dir.empty() && runnable(dir / name)) return dir / name;
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  std::vector<fs::path> dirs{fs::path(LABKIT_CUDA_ROOT) / "bin"};
+  dirs.insert(dirs.end(), extra_dirs.begin(), extra_dirs.end());
+  for (const fs::path& d : dirs)
+    if (runnable(d / name)) return d / name;
+  return {};
+}
+
+}  // namespace labkit::cli

@@ -1,0 +1,31 @@
+// sanitize.h — `labkit grade LAB --sanitize`: the lab's correctness cases under compute-sanitizer,
+// one run per tool (memcheck, racecheck, synccheck, initcheck), the findings folded into the lab's
+// result: any error makes the verdict "sanitizer-error" with the first findings at kernel.cu:line.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "registry.h"
+
+namespace labkit::cli {
+
+struct SanitizeOptions {
+  std::filesystem::path sanitizer;  // compute-sanitizer
+  std::vector<std::string> tools;
+  int batch = 8;                    // grading shapes' batch: every kernel runs 10-100x slower
+  double timeout_s = 600;           // per tool
+  std::string seed, fixtures;
+  const std::atomic<bool>* cancel = nullptr;
+  bool progress = true;             // a line on stderr per tool
+  std::filesystem::path keep_logs;  // when set: the sanitizer's logs are kept here, <lab>-<tool>.log
+};
+
+// The lab's result (labkit/grade_result.h JSON) with a "sanitizer" object added. Returns a result
+// with "cancelled": true when `cancel` became true.
+nlohmann::json run_sanitized(const LabEntry& lab, const SanitizeOptions& o);
+
+}  // namespace labkit::cli

@@ -1,0 +1,201 @@
+#include "labkit/ncu.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <cstdlib>
+
+namespace labkit::ncu {
+namespace {
+
+// One CSV line into fields: ncu quotes every field; "" inside quotes is a quote.
+std::vector<std::string> split_csv(std::string_view line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (c != '\r') {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// "1,234.5" -> 1234.5; false for "", "n/a" and text.
+bool to_number(std::string s, double& v) {
+  std::erase(s, ',');
+  if (s.empty()) return false;
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return end && *end == '\0' && std::isfinite(v);
+}
+
+std::string shorten(const std::string& s, std::size_t width) {
+  return s.size() <= width ? s : s.substr(0, width - 3) + "...";
+}
+
+// "void <unnamed>::conv_tiled_kernel<4>(float *, ...)" -> "conv_tiled_kernel<4>": the function's
+// own name is what a student finds in kernel.cu.
+std::string short_name(std::string s) {
+  if (s.starts_with("void ")) s.erase(0, 5);
+  for (const std::string_view ns : {"(anonymous namespace)::", "<unnamed>::"})
+    for (std::size_t at; (at = s.find(ns)) != std::string::npos;) s.erase(at, ns.size());
+  if (const std::size_t paren = s.find('('); paren != std::string::npos && paren > 0) s.erase(paren);
+  return s;
+}
+
+double sum_of(const std::vector<Kernel>& ks, const std::string& metric) {
+  double sum = 0;
+  for (const Kernel& k : ks)
+    if (const auto it = k.values.find(metric); it != k.values.end()) sum += it->second;
+  return sum;
+}
+
+std::string format_value(const Kernel& k, const Row& r) {
+  double sum = 0;
+  for (const std::string& m : r.metrics) {
+    const auto it = k.values.find(m);
+    if (it == k.values.end()) return "n/a";
+    sum += it->second;
+  }
+  switch (r.unit) {
+    case Unit::time_ns: return sum >= 1e6 ? fmt::format("{:.3f} ms", sum / 1e6) : fmt::format("{:.1f} us", sum / 1e3);
+    case Unit::percent: return fmt::format("{:.1f} %", sum);
+    case Unit::count: return fmt::format("{:.0f}", sum);
+    case Unit::bytes:
+      if (sum >= 1e9) return fmt::format("{:.2f} GB", sum / 1e9);
+      if (sum >= 1e6) return fmt::format("{:.1f} MB", sum / 1e6);
+      if (sum >= 1e3) return fmt::format("{:.1f} kB", sum / 1e3);
+      return fmt::format("{:.0f} B", sum);
+  }
+  return "";
+}
+
+}  // namespace
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row> r = {
+      {"duration", {"gpu__time_duration.sum"}, Unit::time_ns},
+      {"SM throughput (% of peak)", {"sm__throughput.avg.pct_of_peak_sustained_elapsed"}, Unit::percent},
+      {"memory throughput (% of peak)", {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"}, Unit::percent},
+      {"achieved occupancy", {"sm__warps_active.avg.pct_of_peak_sustained_active"}, Unit::percent},
+      {"theoretical occupancy", {"sm__maximum_warps_per_active_cycle_pct"}, Unit::percent},
+      {"registers/thread", {"launch__registers_per_thread"}, Unit::count},
+      {"shared memory/block", {"launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic"}, Unit::bytes},
+      {"L1 hit rate", {"l1tex__t_sector_hit_rate.pct"}, Unit::percent},
+      {"L2 hit rate", {"lts__t_sector_hit_rate.pct"}, Unit::percent},
+      {"global load bytes", {"l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"}, Unit::bytes},
+      {"global store bytes", {"l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"}, Unit::bytes},
+      {"DRAM bytes (read + write)", {"dram__bytes_read.sum", "dram__bytes_write.sum"}, Unit::bytes},
+  };
+  return r;
+}
+
+std::string metric_list() {
+  std::string out = "launch__grid_size,launch__block_size";
+  for (const Row& r : rows())
+    for (const std::string& m : r.metrics) out += "," + m;
+  return out;
+}
+
+std::vector<Kernel> parse_csv(std::string_view text) {
+  std::vector<Kernel> kernels;
+  std::vector<std::string> header;
+  bool units_row_pending = false;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (!line.starts_with('"')) continue;
+    std::vector<std::string> f = split_csv(line);
+    if (!f.empty() && f[0] == "ID") {
+      header = std::move(f);
+      units_row_pending = true;
+      continue;
+    }
+    if (header.empty()) continue;
+    if (units_row_pending) {  // the units row has an empty ID
+      units_row_pending = false;
+      if (!f.empty() && f[0].empty()) continue;
+    }
+    Kernel k;
+    for (std::size_t i = 0; i < f.size() && i < header.size(); ++i) {
+      const std::string& col = header[i];
+      double v = 0;
+      if (col == "Kernel Name") k.name = f[i];
+      else if (col == "launch__grid_size" || col == "Grid Size") k.grid = k.grid.empty() ? f[i] : k.grid;
+      else if (col == "launch__block_size" || col == "Block Size") k.block = k.block.empty() ? f[i] : k.block;
+      else if (col.find("__") != std::string::npos && to_number(f[i], v)) k.values[col] = v;
+    }
+    kernels.push_back(std::move(k));
+  }
+  return kernels;
+}
+
+Complaint problem_of(std::string_view log) {
+  Complaint c;
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    std::size_t end = log.find('\n', pos);
+    if (end == std::string_view::npos) end = log.size();
+    const std::string line(log.substr(pos, end - pos));
+    pos = end + 1;
+    if (line.find("ERR_NVGPUCTRPERM") != std::string::npos) return {Problem::no_permission, line};
+    if (line.starts_with("==ERROR==") && c.problem == Problem::none) c = {Problem::other, line};
+    if (line.find("No kernels were profiled") != std::string::npos && c.problem == Problem::none)
+      c = {Problem::no_kernels, line};
+  }
+  return c;
+}
+
+std::string format_shape(const ShapeProfile& p) {
+  constexpr std::size_t kLabel = 30, kCol = 24;
+  std::vector<std::pair<std::string, const Kernel*>> cols;
+  for (std::size_t i = 0; i < p.baseline.size(); ++i)
+    cols.push_back({p.baseline.size() > 1 ? fmt::format("baseline {}", i + 1) : "baseline", &p.baseline[i]});
+  for (std::size_t i = 0; i < p.lab.size(); ++i)
+    cols.push_back({p.lab.size() > 1 ? fmt::format("lab {}", i + 1) : "lab", &p.lab[i]});
+  std::string out = fmt::format("{}  [{}]\n", p.name, p.shape);
+  auto line = [&](const std::string& label, auto cell) {
+    out += fmt::format("  {:<{}}", label, kLabel);
+    for (const auto& [head, k] : cols) out += fmt::format(" {:>{}}", shorten(cell(head, *k), kCol), kCol);
+    out += "\n";
+  };
+  line("", [](const std::string& head, const Kernel&) { return head; });
+  line("kernel", [](const std::string&, const Kernel& k) { return short_name(k.name); });
+  line("grid", [](const std::string&, const Kernel& k) { return k.grid.empty() ? std::string("n/a") : k.grid; });
+  line("block", [](const std::string&, const Kernel& k) { return k.block.empty() ? std::string("n/a") : k.block; });
+  for (const Row& r : rows()) line(r.label, [&](const std::string&, const Kernel& k) { return format_value(k, r); });
+  const std::string duration = "gpu__time_duration.sum", stores = "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum";
+  const double base = sum_of(p.baseline, duration), lab = sum_of(p.lab, duration);
+  if (p.lab.empty()) {
+    out += "  the lab launched no kernel in this call: is conv_forward_gpu still the skeleton?\n";
+  } else if (sum_of(p.lab, stores) == 0 && sum_of(p.baseline, stores) > 0) {
+    // A kernel that writes nothing is fast and wrong: no ratio, which would read as a speedup.
+    out += "  the lab's kernels store nothing to global memory: the output is not written (still the skeleton?)\n";
+  } else if (base > 0 && lab > 0) {
+    out += fmt::format("  {:<{}} {:.3f} ms baseline, {:.3f} ms lab ({} kernel{}): {:.2f}x\n", "kernel time", kLabel,
+                       base / 1e6, lab / 1e6, p.lab.size(), p.lab.size() == 1 ? "" : "s", base / lab);
+  }
+  return out;
+}
+
+}  // namespace labkit::ncu

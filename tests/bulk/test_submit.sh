@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# `labkit bulk submit` without Slurm: checking SUBMISSIONS_DIR (a student, a student one folder
+# deeper, and five folders it must skip with their reasons), the files it writes (students.txt,
+# skipped.txt, grade.sbatch with every option, bulk-task.sh), --dry-run, the usage errors (exit 2)
+# and a failing sbatch (exit 1). Runs anywhere.
+#   usage: test_submit.sh PATH_TO_LABKIT
+set -u
+labkit=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+check() { if eval "$1"; then echo "ok   $2"; else fail "$2"; fi; }
+
+s=$tmp/subs
+mkdir -p "$s/jdoe/labs/03-tiling" "$s/asmith/labkit-main/labs/06-fusion" "$s/a b/labs/03-tiling" \
+  "$s/nolabs/src" "$s/unknown/labs/99-mine" "$s/linked/labs"
+echo "k" >"$s/jdoe/labs/03-tiling/kernel.cu"
+echo "k" >"$s/asmith/labkit-main/labs/06-fusion/kernel.cu"
+echo "k" >"$s/a b/labs/03-tiling/kernel.cu"
+echo "k" >"$s/unknown/labs/99-mine/kernel.cu"
+ln -s "$s/jdoe/labs/03-tiling" "$s/linked/labs/03-tiling"
+echo "notes" >"$s/notes.txt"
+
+"$labkit" bulk submit "$s" --out "$tmp/out" --dry-run --max-parallel 2 --exclusive --constraint h100 \
+  --partition gpu --account cls --mem 8G --time 00:45:00 >"$tmp/stdout" 2>"$tmp/stderr"
+status=$?
+check '[[ $status -eq 0 ]]' "dry run: exit 0 ($(head -1 "$tmp/stdout"))"
+check 'grep -q "dry run, not submitted" "$tmp/stdout" && grep -q "sbatch --parsable $tmp/out/grade.sbatch" "$tmp/stdout" && [[ ! -e $tmp/out/job.txt ]]' \
+  "dry run prints the sbatch command and submits nothing"
+check '[[ $(grep -vc "^#" "$tmp/out/students.txt") -eq 2 ]] && grep -q "^0	asmith	$s/asmith/labkit-main/labs	06-fusion$" "$tmp/out/students.txt" && grep -q "^1	jdoe	$s/jdoe/labs	03-tiling$" "$tmp/out/students.txt"' \
+  "students.txt: asmith (one folder deeper) and jdoe"
+check 'grep -q "^a b	not a usable student id" "$tmp/out/skipped.txt" && grep -q "^nolabs	no labs/ folder" "$tmp/out/skipped.txt" && grep -q "^unknown	no labs/NN-name/kernel.cu of a kit lab" "$tmp/out/skipped.txt" && grep -q "^linked	no labs/NN-name/kernel.cu" "$tmp/out/skipped.txt" && grep -q "^notes.txt	not a folder" "$tmp/out/skipped.txt"' \
+  "skipped.txt: a bad id, no labs/, an unknown lab, a symbolic link, a file"
+check '[[ $(grep -c "^labkit bulk: skipped" "$tmp/stderr") -eq 5 ]]' "each skipped folder printed with its reason"
+sb=$tmp/out/grade.sbatch
+for line in "--array=0-1%2" "--gres=gpu:1" "--exclusive" "--constraint=h100" "--partition=gpu" "--account=cls" \
+            "--mem=8G" "--time=00:45:00" "--cpus-per-task=4" "--output=$tmp/out/logs/%A_%a.out"; do
+  grep -q -- "^#SBATCH $line\( \|$\)" "$sb" || fail "grade.sbatch lacks #SBATCH $line"
+done
+check 'bash -n "$sb" && grep -q "^export LABKIT_BULK_MODE=.grade." "$sb" && [[ -x $tmp/out/bulk-task.sh || -f $tmp/out/bulk-task.sh ]] && [[ -d $tmp/out/jdoe && -d $tmp/out/logs ]]' \
+  "grade.sbatch: every #SBATCH line, valid bash; bulk-task.sh copied, folders made"
+
+"$labkit" bulk submit "$s" --out "$tmp/out2" --dry-run --gres none --task evidence >/dev/null 2>&1
+check '! grep -q -- "--gres" "$tmp/out2/grade.sbatch" && grep -q "^export LABKIT_BULK_MODE=.evidence." "$tmp/out2/grade.sbatch"' \
+  "--gres none: no gres line; --task evidence"
+
+usage() {  # expected message, then the arguments
+  local want=$1; shift
+  "$labkit" bulk submit "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+  local st=$?
+  if [[ $st -eq 2 ]] && grep -q -- "$want" "$tmp/stderr"; then echo "ok   exit 2: $(tail -1 "$tmp/stderr")"
+  else fail "submit $*: exit $st, want 2 and '$want': $(cat "$tmp/stderr")"; fi
+}
+usage "not a folder" "$tmp/nothing" --dry-run
+usage "exists and is not empty" "$s" --out "$tmp/out" --dry-run
+mkdir -p "$tmp/none/x"
+usage "no student folder with labs" "$tmp/none" --out "$tmp/out3" --dry-run
+usage "task" "$s" --task bogus --out "$tmp/out4" --dry-run
+usage "may not hold spaces" "$s" --out "$tmp/with space" --dry-run
+
+"$labkit" bulk submit "$s" --out "$tmp/out5" --sbatch /bin/false >"$tmp/stdout" 2>"$tmp/stderr"
+status=$?
+check '[[ $status -eq 1 ]] && grep -q "^labkit bulk: /bin/false --parsable .*exited with code 1" "$tmp/stderr"' \
+  "sbatch failing: exit 1, $(grep /bin/false "$tmp/stderr")"
+exit $((failures > 0))

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# `labkit dist DIR`: the student distribution.
+#   usage: test_dist.sh PATH_TO_LABKIT PYTHON3 KIT_ROOT contents|build
+# contents: what is in the export and what is not (the manifest's instructor-only paths, every
+#           solution-only line), the marker, the student README, and the refusals (a non-empty
+#           folder, a folder that is not an earlier export, a folder holding the kit).
+# build:    `labkit dist DIR --check`: the export configures, builds and passes
+#           `meson test --no-suite labs` on its own (several minutes: the whole kit is built again).
+set -u
+labkit=$1
+python=$2
+root=$3
+mode=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+ok() { echo "ok   $*"; }
+
+if [[ $mode == build ]]; then
+  "$labkit" dist "$tmp/kit" --check >"$tmp/out" 2>"$tmp/err"
+  status=$?
+  cat "$tmp/out" "$tmp/err"
+  [[ $status -eq 0 ]] && grep -q "passes \`meson test --no-suite labs\` on its own" "$tmp/out" \
+    && ok "the export builds and passes its own tests" || fail "dist --check: exit $status"
+  exit $((failures > 0))
+fi
+
+"$labkit" dist "$tmp/kit" >"$tmp/out" 2>"$tmp/err"
+status=$?
+[[ $status -eq 0 ]] && ok "$(head -1 "$tmp/out")" || fail "dist: exit $status: $(cat "$tmp/out" "$tmp/err")"
+
+# Nothing the manifest calls instructor-only; everything a student needs.
+"$python" - "$root" "$tmp/kit" <<'PY' && ok "manifest: instructor-only paths absent, the labs and the kit present" || fail "manifest check"
+import json, os, sys
+root, kit = sys.argv[1], sys.argv[2]
+m = json.load(open(os.path.join(root, "tools/dist/manifest.json")))
+bad = [p for p in m["instructor_only"] if os.path.exists(os.path.join(kit, p))]
+assert not bad, f"instructor-only paths exported: {bad}"
+for lab in os.listdir(os.path.join(root, "labs")):
+    for f in ("kernel.cu", "lab.json", "README.md"):
+        assert os.path.isfile(os.path.join(kit, "labs", lab, f)), f"labs/{lab}/{f} missing"
+for f in ("meson.build", "meson_options.txt", "tools/cuda.ini", "tools/install-deps.sh",
+          "docs/student-guide.md", "datasets/model/model.json", "grader/cli/main.cpp"):
+    assert os.path.isfile(os.path.join(kit, f)), f"{f} missing"
+for to, frm in m["replace"].items():
+    assert open(os.path.join(kit, to)).read() == open(os.path.join(root, frm)).read(), f"{to} is not {frm}"
+marker = json.load(open(os.path.join(kit, ".labkit-dist.json")))
+assert marker["files"] > 100 and marker["left_out"] == m["instructor_only"], marker
+assert os.access(os.path.join(kit, "tools/install-deps.sh"), os.X_OK), "install-deps.sh lost its x bit"
+PY
+
+"$python" "$root/tests/dist/solution_lines.py" "$root" "$tmp/kit" >"$tmp/grep" 2>&1 \
+  && ok "$(tail -1 "$tmp/grep")" || fail "solution code in the export: $(cat "$tmp/grep")"
+
+# Refusals: each leaves the folder as it was.
+"$labkit" dist "$tmp/kit" >"$tmp/out" 2>"$tmp/err"
+[[ $? -eq 2 ]] && grep -q "is not empty" "$tmp/err" && ok "refuses a non-empty folder" || fail "non-empty: $(cat "$tmp/err")"
+"$labkit" dist "$tmp/kit" --force >"$tmp/out" 2>"$tmp/err"
+[[ $? -eq 0 && -f $tmp/kit/.labkit-dist.json ]] && ok "--force replaces an earlier export" || fail "--force: $(cat "$tmp/err")"
+mkdir -p "$tmp/mine" && echo keep >"$tmp/mine/notes.txt"
+"$labkit" dist "$tmp/mine" --force >"$tmp/out" 2>"$tmp/err"
+[[ $? -eq 2 && -f $tmp/mine/notes.txt ]] && grep -q "not an earlier export" "$tmp/err" \
+  && ok "--force never deletes a folder that is not an export" || fail "not an export: $(cat "$tmp/err")"
+"$labkit" dist "$root/.." >"$tmp/out" 2>"$tmp/err"
+[[ $? -eq 2 ]] && grep -q "holds the kit itself" "$tmp/err" && ok "refuses a folder holding the kit" || fail "kit parent: $(cat "$tmp/err")"
+
+exit $((failures > 0))

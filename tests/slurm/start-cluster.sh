@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Starts a single-node Slurm cluster on this machine for tests: munged, slurmctld and slurmd, all
+# as root, everything (key, socket, config, state, spool, logs) under DIR, on two free ports.
+#   usage: source start-cluster.sh DIR   then: SLURM_CONF is exported; stop_cluster stops it.
+# On failure cluster_error holds the precise reason and start_cluster returns 1; the caller skips.
+# The node offers 4 fake GPUs (gres.conf names /dev/null four times: Slurm schedules them and
+# sets CUDA_VISIBLE_DEVICES, there is no GPU behind them), so that the tests submit with the default --gres=gpu:1 and exercise that line.
+
+cluster_error=
+cluster_pids=()
+
+# The last two errors of Slurm logs, without the noise of a first start (no state files yet, no
+# PMIx library, no mail program).
+last_errors() {
+  cat "$@" 2>/dev/null | grep -E "error|fatal" | grep -vE "state file|backup state|pmix|PMIx|MPI|MailProg|Jobs may be lost" \
+    | tail -n 2 | tr '\n' ' '
+}
+
+stop_cluster() {
+  local pid
+  for pid in "${cluster_pids[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${cluster_pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null
+  done
+  cluster_pids=()
+}
+
+start_cluster() {
+  local dir=$1 b
+  for b in munged slurmctld slurmd sbatch squeue sinfo scontrol; do
+    command -v "$b" >/dev/null || { cluster_error="$b not found (apt-get install munge slurmctld slurmd slurm-client; tools/slurm/install-test-deps.sh)"; return 1; }
+  done
+  [[ $(id -u) -eq 0 ]] || { cluster_error="not root: slurmd must run as root to start jobs"; return 1; }
+  mkdir -p "$dir"/{munge,etc,state,spool,log} && chmod 700 "$dir" "$dir/munge"
+  # munge: a fresh key, its own socket.
+  head -c 1024 /dev/urandom >"$dir/munge/munge.key" && chmod 400 "$dir/munge/munge.key"
+  local sock=$dir/munge/munge.socket
+  munged --force --key-file="$dir/munge/munge.key" --socket="$sock" --pid-file="$dir/munge/munged.pid" \
+    --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munged.seed" >"$dir/log/munged.out" 2>&1
+  for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
+  if [[ ! -S $sock ]]; then
+    cluster_error="munged would not start: $(cat "$dir/log/munged.out" "$dir/log/munged.log" 2>/dev/null | tail -n 2 | tr '\n' ' ')"
+    return 1
+  fi
+  cluster_pids+=("$(cat "$dir/munge/munged.pid")")
+
+  # Two free TCP ports (bound, then released: a race with other programs is possible but rare).
+  local ports host cpus mem_mb
+  ports=$(python3 -c 'import socket
+s=[socket.socket() for _ in range(2)]
+[x.bind(("127.0.0.1",0)) for x in s]
+print(" ".join(str(x.getsockname()[1]) for x in s))') || { cluster_error="no free TCP port"; return 1; }
+  read -r ctld_port slurmd_port <<<"$ports"
+  host=$(hostname -s) cpus=$(nproc)
+  mem_mb=$(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 / 2))
+  cat >"$dir/etc/slurm.conf" <<EOF
+# A one-node test cluster (tests/slurm/start-cluster.sh).
+ClusterName=labkittest
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$sock
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$dir/log/jobcomp.txt
+ReturnToService=2
+MaxArraySize=1001
+GresTypes=gpu
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem_mb Gres=gpu:4 State=UNKNOWN
+PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+  # Fake GPUs: Slurm wants a character device per GPU; /dev/null stands in.
+  mkdir -p "$dir/dev" && for i in 0 1 2 3; do ln -sf /dev/null "$dir/dev/gpu$i"; done
+  echo "NodeName=$host Name=gpu File=$dir/dev/gpu[0-3]" >"$dir/etc/gres.conf"
+  export SLURM_CONF=$dir/etc/slurm.conf
+  slurmctld -D -i -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
+  cluster_pids+=($!)
+  slurmd -D -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 &
+  cluster_pids+=($!)
+  local state=
+  for _ in $(seq 60); do
+    state=$(sinfo -h -N -o %T 2>/dev/null | head -1)
+    [[ $state == idle ]] && return 0
+    sleep 1
+  done
+  cluster_error="slurmd did not register as idle within 60 s (sinfo: '${state:-no answer}'); slurmctld: $(last_errors "$dir/log/slurmctld.log") slurmd: $(last_errors "$dir/log/slurmd.log" "$dir/log/slurmd.out")"
+  return 1
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Bulk grading through a real Slurm: starts a one-node cluster on this machine (munged, slurmctld,
+# slurmd as root, start-cluster.sh), makes fake submissions, runs `labkit bulk submit` (a job
+# array, one task per student, the default --gres=gpu:1 on the node's 4 fake GPUs), waits for the
+# array, runs `labkit bulk collect` and checks the class CSV. The tasks run in evidence mode
+# (--task evidence: each student's kernels are built in a clean kit copy and their PTX checked;
+# no GPU needed), since this machine has none.
+#   ada    01 solution (evidence found), 02 untouched skeleton (evidence missing)
+#   bo     03 skeleton, 04 a kernel that does not compile (build-failed, bo's other lab still graded)
+#   cy     06 solution handed in one folder deeper (cy/labkit-main/labs: an unzipped archive)
+#   empty  no labs/ folder: skipped by submit, listed in skipped.txt
+# Exit 77 with the reason when Slurm cannot start here (not root, a binary missing, munged or
+# slurmd failing); the reason is printed on the last line.
+#   usage: test_slurm.sh PATH_TO_LABKIT PYTHON3 [KEEP_DIR]
+set -u
+labkit=$1
+python=$2
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+tmp=$(mktemp -d /tmp/labkit-slurm-test.XXXXXX)
+keep=${3:-}
+source "$here/start-cluster.sh"
+cleanup() {
+  stop_cluster
+  [[ -n $keep ]] && rm -rf "$keep" && cp -r "$tmp/out" "$keep"
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+t0=$(date +%s)
+
+if ! start_cluster "$tmp/cluster"; then
+  echo "SKIP: Slurm cannot start on this machine: $cluster_error"
+  exit 77
+fi
+echo "ok   single-node Slurm up in $(($(date +%s) - t0)) s: $(sinfo -h -N -o '%N %T %c CPUs %G')"
+
+# Fake submissions.
+subs=$tmp/subs
+mkdir -p "$subs"/ada/labs/{01-restrict-unroll,02-constant-memory} "$subs"/bo/labs/{03-tiling,04-float4} \
+  "$subs"/cy/labkit-main/labs/06-fusion "$subs/empty/notes"
+cp "$src/solutions/01-restrict-unroll/kernel.cu" "$subs/ada/labs/01-restrict-unroll/"
+cp "$src/labs/02-constant-memory/kernel.cu" "$subs/ada/labs/02-constant-memory/"
+cp "$src/labs/03-tiling/kernel.cu" "$subs/bo/labs/03-tiling/"
+printf '#include "labkit/map.h"\nvoid labkit::map_forward_gpu(float* d, int x, int y, int n) { this does not compile; }\n' \
+  >"$subs/bo/labs/04-float4/kernel.cu"
+cp "$src/solutions/06-fusion/kernel.cu" "$subs/cy/labkit-main/labs/06-fusion/"
+
+out=$tmp/out
+"$labkit" bulk submit "$subs" --out "$out" --task evidence --cpus-per-task 1 --time 00:30:00 \
+  --partition test --lab-timeout 120 --kit "$src" >"$tmp/submit.out" 2>&1
+status=$?
+cat "$tmp/submit.out"
+[[ $status -eq 0 ]] || { fail "bulk submit: exit $status"; exit 1; }
+job=$(cat "$out/job.txt")
+echo "---- grade.sbatch ----"; cat "$out/grade.sbatch"; echo "----"
+grep -q "^#SBATCH --array=0-2" "$out/grade.sbatch" && grep -q "^#SBATCH --gres=gpu:1" "$out/grade.sbatch" \
+  && echo "ok   grade.sbatch: --array=0-2, --gres=gpu:1" || fail "grade.sbatch"
+grep -q "^empty	no labs/ folder" "$out/skipped.txt" && echo "ok   skipped.txt lists empty/" || fail "skipped.txt: $(cat "$out/skipped.txt")"
+
+# Wait for the array (the tasks build the kit: minutes on a small machine).
+limit=${LABKIT_SLURM_TEST_WAIT:-1500}
+last=
+while [[ -n $(squeue -h -j "$job" 2>/dev/null) ]]; do
+  if (($(date +%s) - t0 > limit)); then fail "job $job still running after $limit s"; squeue; scancel "$job"; break; fi
+  now=$(squeue -h -j "$job" -o '%i %T %N' 2>/dev/null | sort | tr '\n' ';')
+  [[ $now != "$last" ]] && echo "  squeue at $(($(date +%s) - t0)) s: $now" && last=$now
+  sleep 5
+done
+echo "---- Slurm's record of the array (jobcomp/filetxt) ----"
+grep "JobId=${job}_\|JobId=$job " "$tmp/cluster/log/jobcomp.txt" | sed -E 's/ (UserId|GroupId|WorkDir|ReservationName|Account|QOS|WcKey|Cluster|SubmitTime|EligibleTime|Tres)=[^ ]*//g'
+n_done=$(grep -c "JobState=COMPLETED" "$tmp/cluster/log/jobcomp.txt")
+[[ $n_done -ge 3 ]] && echo "ok   $n_done array tasks COMPLETED" || fail "$n_done array tasks completed, want 3"
+for s in ada bo cy; do
+  echo "---- $s: tail of grade.log ----"; tail -n 4 "$out/$s/grade.log" 2>/dev/null
+done
+
+"$labkit" bulk collect "$out" >"$tmp/collect.out" 2>&1
+status=$?
+cat "$tmp/collect.out"
+[[ $status -eq 0 ]] && echo "ok   collect: every student merged" || fail "collect: exit $status"
+echo "---- class.csv ----"; cat "$out/class.csv"; echo "----"
+
+"$python" - "$out" <<'PY' && echo "ok   class.csv, results.json and task.json of each student" || fail "results (above)"
+import csv, json, sys
+out = sys.argv[1]
+rows = {(r["student"], r["lab"]): r for r in csv.DictReader(open(f"{out}/class.csv"))}
+def v(s, l): return rows[(s, l)]["verdict"]
+assert v("ada", "01-restrict-unroll") == "passed", rows[("ada", "01-restrict-unroll")]
+assert v("ada", "02-constant-memory") == "missing-evidence"
+assert v("ada", "03-tiling") == "not-submitted"
+assert v("bo", "03-tiling") == "missing-evidence"
+assert v("bo", "04-float4") == "build-failed"
+assert v("cy", "06-fusion") == "passed"
+assert rows[("ada", "01-restrict-unroll")]["correct"] == ""   # evidence only: correctness not checked
+assert rows[("bo", "04-float4")]["correct"] == "false"
+assert len(rows) == 30, len(rows)                            # 3 students x 10 labs
+for s in ("ada", "bo", "cy"):
+    gs = json.load(open(f"{out}/{s}/results.json"))
+    assert len(gs["tests"]) == 10 and gs["max_score"] == 26, (s, gs["max_score"])
+    t = json.load(open(f"{out}/{s}/task.json"))
+    assert t["node"] and t["array_task_id"] != "" and t["build"]["setup"] == "ok", t
+    assert t["cuda_visible_devices"] != "", t                # Slurm gave the task a (fake) GPU
+bo = json.load(open(f"{out}/bo/grade.json"))
+failed = [r for r in bo["results"] if r["lab"]["id"] == "04-float4"][0]
+assert "did not compile" in failed["message"] and "error" in failed["message"], failed["message"]
+print("build seconds:", {s: json.load(open(f"{out}/{s}/task.json"))["build"]["seconds"] for s in ("ada", "bo", "cy")})
+PY
+echo "slurm test: $(($(date +%s) - t0)) s in all"
+exit $((failures > 0))

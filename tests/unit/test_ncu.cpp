@@ -1,0 +1,64 @@
+// Nsight Compute's CSV (labkit/ncu.h): kernels in launch order with their metrics in base units,
+// thousands separators, the units row and ncu's own lines skipped, a missing metric shown as n/a,
+// and ncu's complaints told apart. The CSV files are ncu's own output, recorded from `labkit
+// profile 03-tiling --solution --keep` on an H200 (tests/unit/tools/).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "labkit/ncu.h"
+#include "source_file.h"
+
+namespace ncu = labkit::ncu;
+
+namespace {
+
+std::string fixture(const std::string& name) { return labkit::test::source_file("tests/unit/tools/" + name); }
+
+}  // namespace
+
+TEST_CASE("ncu's raw CSV of one baseline kernel: every metric the summary shows") {
+  const std::vector<ncu::Kernel> ks = ncu::parse_csv(fixture("ncu-baseline-conv1.csv"));
+  REQUIRE(ks.size() == 1);
+  const ncu::Kernel& k = ks[0];
+  CHECK(!k.name.empty());
+  for (const ncu::Row& row : ncu::rows())
+    for (const std::string& m : row.metrics) CHECK_MESSAGE(k.values.count(m) == 1, "missing " << m);
+  CHECK(k.values.at("gpu__time_duration.sum") > 1000);  // ns: a batch-1000 conv takes far more than 1 us
+  CHECK(k.values.at("launch__registers_per_thread") > 0);
+  const std::string table = ncu::format_shape({"conv1 B=1000", "[shape]", ks, ncu::parse_csv(fixture("ncu-lab-conv1.csv"))});
+  CHECK(table.find("L2 hit rate") != std::string::npos);
+  CHECK(table.find("kernel time") != std::string::npos);
+  CHECK(table.find("n/a") == std::string::npos);
+}
+
+TEST_CASE("hand-written CSV: quoting, thousands separators, units row, n/a, several kernels") {
+  const std::string csv =
+      "==PROF== Connected to process 1 (/x)\n"
+      "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"gpu__time_duration.sum\",\"launch__registers_per_thread\"\n"
+      "\"\",\"\",\"\",\"\",\"nsecond\",\"register/thread\"\n"
+      "\"0\",\"im2col, \"\"fast\"\"\",\"(256, 1, 1)\",\"(1,024, 1, 1)\",\"1,234,567\",\"32\"\n"
+      "\"1\",\"matmul\",\"(128, 1, 1)\",\"(10, 4, 1)\",\"2000\",\"n/a\"\n"
+      "==PROF== Disconnected from process 1\n";
+  const std::vector<ncu::Kernel> ks = ncu::parse_csv(csv);
+  REQUIRE(ks.size() == 2);
+  CHECK(ks[0].name == "im2col, \"fast\"");
+  CHECK(ks[0].block == "(256, 1, 1)");
+  CHECK(ks[0].values.at("gpu__time_duration.sum") == doctest::Approx(1234567));
+  CHECK(ks[1].values.count("launch__registers_per_thread") == 0);
+  const std::string table = ncu::format_shape({"conv2 B=1000", "[s]", {ks[1]}, ks});
+  CHECK(table.find("lab 2") != std::string::npos);
+  CHECK(table.find("n/a") != std::string::npos);
+  CHECK(table.find("1.237 ms lab (2 kernels)") != std::string::npos);
+}
+
+TEST_CASE("ncu's complaints: counters not permitted, nothing profiled, another error") {
+  CHECK(ncu::problem_of("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n").problem ==
+        ncu::Problem::no_permission);
+  CHECK(ncu::problem_of("==WARNING== No kernels were profiled.\n").problem == ncu::Problem::no_kernels);
+  const ncu::Complaint c = ncu::problem_of("==PROF== x\n==ERROR== Failed to initialize the profiler\n");
+  CHECK(c.problem == ncu::Problem::other);
+  CHECK(c.text.find("Failed to initialize") != std::string::npos);
+  CHECK(ncu::problem_of("==PROF== Disconnected\n").problem == ncu::Problem::none);
+  CHECK(ncu::metric_list().find("lts__t_sector_hit_rate.pct") != std::string::npos);
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# One task of a labkit bulk-grading job array (`labkit bulk submit` writes grade.sbatch, which
+# runs a copy of this script as OUT/bulk-task.sh). It grades ONE student and never fails another:
+#   1. reads its line of OUT/students.txt (task index -> student, labs folder);
+#   2. copies the kit (without solutions/, tests/, docs/, build folders) into node-local scratch and
+#      puts in the student's labs/NN-name/kernel.cu, and only those (lab.json and the handouts
+#      stay the kit's); a lab the student did not hand in is removed, and graded "not-submitted";
+#   3. builds only what grading needs: the kit's libraries, and per lab its grading executable
+#      and PTX (meson -Dtests=false -Dbench=disabled); a lab that does not compile is
+#      "build-failed"; when the kit's libraries do not build, every lab is "kit-error";
+#   4. grades each built lab in its own process with a time limit (LABKIT_BULK_MODE=grade: its
+#      grading executable with --json, as `labkit grade` runs it; evidence: its PTX checks only,
+#      no GPU needed);
+#   5. records the node, the GPU (nvidia-smi: model, driver, SM clocks before and after) and the
+#      times in task.env, and runs `labkit bulk finish`, which writes results.json (Gradescope),
+#      grade.json and task.json into OUT/<student>/.
+# Everything the task prints goes to OUT/<student>/grade.log; Slurm's own log gets one line.
+# Exit 0 when results.json was written (whatever the student's score), 99 when it could not be.
+#   usage: bulk-task.sh TASK_INDEX   with LABKIT_BULK_OUT, LABKIT_BULK_KIT, LABKIT_BULK_LABKIT,
+#          LABKIT_BULK_MODE, LABKIT_BULK_LAB_TIMEOUT, LABKIT_BULK_GPU_ARCH,
+#          LABKIT_BULK_DATA (the synthetic test set), LABKIT_BULK_SCRATCH, LABKIT_BULK_BUILD_TIMEOUT
+#          (seconds) and LABKIT_BULK_KEEP=1 (keep the scratch build, for debugging).
+set -uo pipefail
+index=${1:?usage: bulk-task.sh TASK_INDEX}
+out=${LABKIT_BULK_OUT:?} kit=${LABKIT_BULK_KIT:?} labkit=${LABKIT_BULK_LABKIT:?}
+mode=${LABKIT_BULK_MODE:-grade} lab_timeout=${LABKIT_BULK_LAB_TIMEOUT:-600}
+build_timeout=${LABKIT_BULK_BUILD_TIMEOUT:-3600}
+t0=$(date +%s)
+
+line=$(awk -F'\t' -v i="$index" '$1 == i { print; exit }' "$out/students.txt")
+if [[ -z $line ]]; then
+  echo "bulk-task: task $index: no line starting with $index in $out/students.txt" >&2
+  exit 99
+fi
+IFS=$'\t' read -r _ student labs_dir _ <<<"$line"
+dir=$out/$student
+mkdir -p "$dir/labs" && rm -f "$dir"/labs/* "$dir"/build-*.log "$dir"/{results,grade,task}.json
+exec 3>&1 >"$dir/grade.log" 2>&1
+echo "bulk-task: task $index, student $student, $(hostname), $(date -Is), mode $mode"
+
+work=${LABKIT_BULK_SCRATCH:-${TMPDIR:-/tmp}}/labkit-bulk-${SLURM_ARRAY_JOB_ID:-$$}-$index
+rm -rf "$work" && mkdir -p "$work/kit" || { echo "bulk-task: cannot create $work" >&3; exit 99; }
+[[ ${LABKIT_BULK_KEEP:-0} == 1 ]] || trap 'rm -rf "$work"' EXIT
+
+# Without device cgroups nvidia-smi lists every GPU of the node: pick the one Slurm gave us.
+gpu_sel=()
+if command -v nvidia-smi >/dev/null && [[ -n ${CUDA_VISIBLE_DEVICES:-} ]] \
+   && (($(nvidia-smi -L 2>/dev/null | wc -l) > 1)); then
+  gpu_sel=(-i "${CUDA_VISIBLE_DEVICES%%,*}")
+fi
+gpu_query() {  # one CSV line for the task's GPU, or nothing
+  command -v nvidia-smi >/dev/null || return 0
+  nvidia-smi "${gpu_sel[@]}" --format=csv,noheader,nounits \
+    --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,pstate 2>/dev/null | head -1
+}
+gpu_procs() {  # processes already computing on the task's GPU
+  command -v nvidia-smi >/dev/null || return 0
+  nvidia-smi "${gpu_sel[@]}" --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c . || true
+}
+gpu_before=$(gpu_query) other_procs=$(gpu_procs)
+
+# 2. The kit (not its solutions, tests, docs, hidden folders or build folders), and the
+#    student's kernels only.
+for p in "$kit"/*; do
+  case ${p##*/} in solutions | tests | docs) continue ;; esac
+  [[ -d $p/meson-private ]] && continue
+  cp -a "$p" "$work/kit/" || { echo "bulk-task: cannot copy $p" >&3; exit 99; }
+done
+submitted=()
+for lab in "$work"/kit/labs/*/; do
+  id=$(basename "$lab") src=$labs_dir/$id/kernel.cu
+  # A plain file of at most 4 MiB, reached through no symbolic link (it could point at another
+  # student's submission).
+  if [[ -f $src && ! -L $src && ! -L $labs_dir/$id ]] && (($(stat -c %s "$src") <= 4194304)) \
+     && cp "$src" "$lab/kernel.cu"; then
+    submitted+=("$id")
+  else
+    rm -rf "$lab"
+    echo not-submitted >"$dir/labs/$id.state"
+  fi
+done
+echo "bulk-task: submitted: ${submitted[*]:-(none)}"
+
+# 3. Build only what grading needs: the kit's libraries (a failure there is the kit's, not the
+#    student's), then each submitted lab's grading executable and PTX in one ninja run that
+#    keeps going past a lab that does not compile.
+setup=skipped build_seconds=0
+b=$work/build
+jobs=${SLURM_CPUS_PER_TASK:-$(nproc)}
+if ((${#submitted[@]})); then
+  tb=$(date +%s)
+  opts=(-Dtests=false -Dbench=disabled -Dcudnn=false --native-file "$work/kit/tools/cuda.ini")
+  [[ -n ${LABKIT_BULK_GPU_ARCH:-} ]] && opts+=("-Dgpu_arch=$LABKIT_BULK_GPU_ARCH")
+  kit_targets=(grader/liblabkit_core.a grader/runner/liblabkit_runner.a reference/liblabkit_reference.a)
+  # The network accuracy checks (09-fp16) read the synthetic test set: the instructor's, or built here.
+  [[ $mode == grade && ! -d ${LABKIT_BULK_DATA:-/nonexistent} ]] && kit_targets+=(datasets/synth-test-set.txt)
+  targets=()
+  for id in "${submitted[@]}"; do targets+=("grader/runner/grade-$id" "grader/runner/$id.ptx"); done
+  if timeout "$build_timeout" meson setup "$b" "$work/kit" "${opts[@]}" >"$dir/build.log" 2>&1 \
+     && timeout "$build_timeout" ninja -C "$b" -j "$jobs" "${kit_targets[@]}" >>"$dir/build.log" 2>&1; then
+    setup=ok
+    timeout "$build_timeout" ninja -C "$b" -j "$jobs" -k 0 "${targets[@]}" >>"$dir/build.log" 2>&1
+  else
+    setup=failed
+  fi
+  build_seconds=$(($(date +%s) - tb))
+  echo "bulk-task: build (kit $setup) in ${build_seconds} s (build.log)"
+  for id in "${submitted[@]}"; do
+    if [[ $setup != ok ]]; then
+      echo kit-error >"$dir/labs/$id.state"
+    elif [[ ! -x $b/grader/runner/grade-$id || ! -f $b/grader/runner/$id.ptx ]]; then
+      echo build-failed >"$dir/labs/$id.state"
+      # Once more alone, so that build-ID.log holds this lab's errors only.
+      timeout 600 ninja -C "$b" "grader/runner/grade-$id" "grader/runner/$id.ptx" >"$dir/build-$id.log" 2>&1
+    fi
+  done
+fi
+
+# 4. Grade each built lab in its own process: the lab's grading executable, as `labkit grade`
+#    runs it, with its own watchdog (--timeout) and `timeout` as the backstop.
+for id in "${submitted[@]}"; do
+  [[ -f $dir/labs/$id.state ]] && continue
+  echo "bulk-task: $id ..."
+  args=(--json --timeout "$lab_timeout")
+  if [[ $mode == grade ]]; then
+    [[ -d ${LABKIT_BULK_DATA:-/nonexistent} ]] && args+=(--data "$LABKIT_BULK_DATA")
+  else
+    args=(--json --evidence-only)
+  fi
+  timeout -k 10 "$((${lab_timeout%.*} + 30))" "$b/grader/runner/grade-$id" "${args[@]}" \
+    >"$dir/labs/$id.out" 2>"$dir/labs/$id.err"
+  code=$?
+  echo "ran $code" >"$dir/labs/$id.state"
+  echo "bulk-task: $id exit $code"
+done
+
+# 5. What the task saw, then results.json through `labkit bulk finish`.
+one() { tr -d '\n' <<<"$1"; }
+{
+  echo "student=$student"
+  echo "index=$index"
+  echo "mode=$mode"
+  echo "kit=$kit"
+  echo "node=$(hostname)"
+  echo "job_id=${SLURM_JOB_ID:-}"
+  echo "array_job_id=${SLURM_ARRAY_JOB_ID:-}"
+  echo "array_task_id=${SLURM_ARRAY_TASK_ID:-}"
+  echo "cuda_visible_devices=${CUDA_VISIBLE_DEVICES:-}"
+  echo "start=$(date -Is -d "@$t0")"
+  echo "end=$(date -Is)"
+  echo "setup=$setup"
+  echo "build_seconds=$build_seconds"
+  echo "gpu_before=$(one "$gpu_before")"
+  echo "gpu_after=$(one "$(gpu_query)")"
+  echo "gpu_other_processes=$(one "$other_procs")"
+} >"$dir/task.env"
+if "$labkit" bulk finish "$dir" && [[ -s $dir/results.json ]]; then
+  echo "bulk-task: $student done in $(($(date +%s) - t0)) s: $dir/results.json" | tee /dev/fd/3
+  exit 0
+fi
+# The finisher itself failed: still leave a results.json that says so.
+printf '{"score": 0, "max_score": 0, "output": "labkit bulk: grading %s failed in the kit (see grade.log on %s); the instructor will regrade.", "tests": []}\n' \
+  "$student" "$(hostname)" >"$dir/results.json"
+echo "bulk-task: $student: labkit bulk finish failed; wrote a placeholder results.json" >&3
+exit 99
