@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -51,13 +52,21 @@ std::string shorten(const std::string& s, std::size_t width) {
 }
 
 // "void <unnamed>::conv_tiled_kernel<4>(float *, ...)" -> "conv_tiled_kernel<4>": the function's
-// own name is what a student finds in kernel.cu.
+// own name is what a student finds in kernel.cu. ncu may cut the front of a qualified name
+// ("unnamed>::conv_forward_kernel(...)"), so the name is what follows the last "::" outside <>.
 std::string short_name(std::string s) {
   if (s.starts_with("void ")) s.erase(0, 5);
-  for (const std::string_view ns : {"(anonymous namespace)::", "<unnamed>::"})
+  for (const std::string_view ns : {"(anonymous namespace)::"})
     for (std::size_t at; (at = s.find(ns)) != std::string::npos;) s.erase(at, ns.size());
   if (const std::size_t paren = s.find('('); paren != std::string::npos && paren > 0) s.erase(paren);
-  return s;
+  std::size_t start = 0;
+  int depth = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '<') ++depth;
+    else if (s[i] == '>') depth = std::max(0, depth - 1);
+    else if (depth == 0 && s.compare(i, 2, "::") == 0) start = i + 2;
+  }
+  return s.substr(start);
 }
 
 double sum_of(const std::vector<Kernel>& ks, const std::string& metric) {

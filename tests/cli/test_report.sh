@@ -2,10 +2,15 @@
 # `labkit report` on any machine: the milestone table through the CPU reference conv in every
 # format, the progress lines, and each way a run can fail (missing data, a broken model file, a
 # lab that is not a conv lab, an unknown lab, no GPU for a GPU conv) with its message and exit code.
-#   usage: test_report.sh PATH_TO_LABKIT PYTHON3
+#   usage: test_report.sh PATH_TO_LABKIT PYTHON3 [GPU_SUBJECT...]
+# GPU_SUBJECT: what the GPU part reports on, `--solution --lab 03-tiling` by default; a student
+# distribution, which has no solutions, passes `--baseline`.
 set -u
 labkit=$1
 python=$2
+shift 2
+gpu_subject=("$@")
+((${#gpu_subject[@]})) || gpu_subject=(--solution --lab 03-tiling)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -66,7 +71,7 @@ status=$?
 [[ $? -eq 2 ]] && grep -q "nothing to run" "$tmp/err" && ok "nothing to run" || fail "no subject: $(cat "$tmp/err")"
 
 # A GPU conv: 77 and a clear skip without a device, a table with one.
-"$labkit" report --solution --lab 03-tiling --batches 10 --op-repeats 1 >"$tmp/out" 2>"$tmp/err"
+"$labkit" report "${gpu_subject[@]}" --batches 10 --op-repeats 1 >"$tmp/out" 2>"$tmp/err"
 status=$?
 if [[ $status -eq 77 ]]; then
   grep -q "skipped: no usable CUDA device" "$tmp/err" && ok "GPU conv without a GPU: exit 77, skip named" || fail "no-GPU message: $(cat "$tmp/err")"

@@ -30,6 +30,9 @@ TEST_CASE("ncu's raw CSV of one baseline kernel: every metric the summary shows"
   CHECK(table.find("L2 hit rate") != std::string::npos);
   CHECK(table.find("kernel time") != std::string::npos);
   CHECK(table.find("n/a") == std::string::npos);
+  // ncu names it "unnamed>::conv_forward_kernel(float *, ...)": the table shows the function's name.
+  CHECK(table.find(" conv_forward_kernel ") != std::string::npos);
+  CHECK(table.find("unnamed") == std::string::npos);
 }
 
 TEST_CASE("hand-written CSV: quoting, thousands separators, units row, n/a, several kernels") {
