@@ -1,5 +1,7 @@
 #include "labkit/bulk.h"
 
+#include "labkit/text_escape.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -28,23 +30,7 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
   return out;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-std::string esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
-  }
-  return out;
-}
+std::string esc(const std::string& s) { return xml_escape(s); }
 
 bool correct_verdict(const std::string& v) {
   return v == "passed" || v == "missing-evidence" || v == "hidden-work";

@@ -1,6 +1,8 @@
 // milestone.cpp — tables and chart of `labkit report` (see labkit/milestone.h).
 #include "labkit/milestone.h"
 
+#include "labkit/text_escape.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -23,14 +25,6 @@ std::string tex_escape(const std::string& s) {
     out += c;
   }
   return out;
-}
-
-// CSV field: quoted when it holds a comma, a quote or a newline.
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 std::string one_line(std::string s) {
@@ -208,16 +202,7 @@ std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::st
   for (const Entry& e : rows)
     if (e.run) longest = std::max(longest, conv_total(*e.run));
   if (longest <= 0) longest = 1;
-  auto esc = [](const std::string& s) {
-    std::string out;
-    for (char c : s) {
-      if (c == '<') out += "&lt;";
-      else if (c == '>') out += "&gt;";
-      else if (c == '&') out += "&amp;";
-      else out += c;
-    }
-    return out;
-  };
+  const auto esc = xml_escape;
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"13\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
