@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "lab_process.h"
 #include "labkit/exit_codes.h"
 #include "labkit/grade_result.h"
 #include "labkit/lab_spec.h"
@@ -34,26 +35,6 @@ void write_file(const std::string& file, const std::string& text) {
 }
 
 namespace {
-
-std::string read_text(const fs::path& p, std::size_t max_bytes = 1u << 20) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return {};
-  std::string s(max_bytes, '\0');
-  in.read(s.data(), static_cast<std::streamsize>(max_bytes));
-  s.resize(static_cast<std::size_t>(in.gcount()));
-  return s;
-}
-
-std::string last_lines(const std::string& text, std::size_t n) {
-  std::size_t at = text.size();
-  while (at > 0 && text[at - 1] == '\n') --at;
-  const std::size_t end = at;
-  for (std::size_t k = 0; k < n && at > 0; ++k) {
-    at = text.rfind('\n', at - 1);
-    if (at == std::string::npos) return text.substr(0, end);
-  }
-  return text.substr(at == 0 ? 0 : at + 1, end - (at == 0 ? 0 : at + 1));
-}
 
 // What a student needs of a failed build: the compiler's messages, without ninja's progress lines,
 // the compiler's command line and the scratch folder's prefix.
@@ -103,16 +84,13 @@ json gpu_of(const std::string& csv) {
 
 json synthetic(const std::string& id, const LabSpec* spec, const std::string& verdict, const std::string& message,
                const std::string& hint) {
-  return {{"lab", {{"id", id}, {"role", "lab"}, {"kind", spec ? to_string(spec->kind) : ""},
-                   {"title", spec ? spec->title : id}}},
-          {"verdict", verdict}, {"message", message}, {"hint", hint},
-          {"score", {{"total", 0}, {"max", spec ? spec->points : 0.0}, {"lines", json::array()}}},
-          {"exit_code", verdict == "kit-error" ? exit_code::kKitError : exit_code::kFail}};
+  return unreported_result(id, "lab", spec ? to_string(spec->kind) : "", spec ? spec->title : id,
+                           spec ? spec->points : 0.0, verdict, message, hint);
 }
 
 // The result of one lab from its state file and the grading output the task saved.
 json lab_result(const fs::path& dir, const std::string& id, const LabSpec* spec, const std::string& mode) {
-  std::istringstream state(read_text(dir / "labs" / (id + ".state")));
+  std::istringstream state(read_text(dir / "labs" / (id + ".state"), 1u << 20));
   std::string what;
   int code = -1;
   state >> what >> code;
@@ -122,12 +100,12 @@ json lab_result(const fs::path& dir, const std::string& id, const LabSpec* spec,
   if (what == "build-failed")
     return synthetic(id, spec, "build-failed",
                      fmt::format("labs/{}/kernel.cu did not compile; the compiler said:\n{}", id,
-                                 last_lines(compiler_errors(read_text(dir / ("build-" + id + ".log"))), 25)),
+                                 tail(compiler_errors(read_text(dir / ("build-" + id + ".log"), 1u << 20)), 25)),
                      "Build it on your machine (meson compile -C build) and fix the first error.");
   if (what == "kit-error")
     return synthetic(id, spec, "kit-error",
                      "The kit could not be built on this node (not the submission's fault); build.log ends with:\n" +
-                         last_lines(read_text(dir / "build.log"), 15),
+                         tail(read_text(dir / "build.log", 1u << 20), 15),
                      "Instructor: fix the kit build and resubmit this task.");
   const std::string out = read_text(dir / "labs" / (id + ".out"), 64u << 20);
   try {
@@ -136,15 +114,14 @@ json lab_result(const fs::path& dir, const std::string& id, const LabSpec* spec,
     if (j.is_object() && j.contains("verdict") && j.contains("score")) return j;
   } catch (const json::parse_error&) {
   }
-  const std::string all_err = read_text(dir / "labs" / (id + ".err"));
-  const std::string err = last_lines(all_err, 8);
+  const std::string all_err = read_text(dir / "labs" / (id + ".err"), 1u << 20);
+  const std::string err = tail(all_err, 8);
   if (what == "timeout" || code == 124 || code == 137)
     return synthetic(id, spec, "timeout", fmt::format("The {} of {} did not finish in time and was stopped.", mode, id),
                      verdict::kNeverReturnsHint);
   // The runner's crash handler names the signal, the phase and the case (as `labkit grade` reads it).
-  std::string message = fmt::format("The {} of {} ended (exit {}) without a result.", mode, id, code);
-  if (const auto at = all_err.find("labkit: the lab crashed:"); at != std::string::npos)
-    message = "T" + all_err.substr(at + 9, all_err.find('\n', at) - at - 9);
+  std::string message = crash_message(all_err);
+  if (message.empty()) message = fmt::format("The {} of {} ended (exit {}) without a result.", mode, id, code);
   return synthetic(id, spec, "crashed", err.empty() ? message : message + "\nIts last words:\n" + err,
                    message.find("SIGSEGV") != std::string::npos ? verdict::kHostSegfaultHint : "");
 }

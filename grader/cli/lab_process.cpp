@@ -5,8 +5,8 @@
 
 #include <csignal>
 #include <fstream>
-#include <sstream>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "labkit/grade_result.h"
 #include "labkit/lab_spec.h"
@@ -23,11 +23,40 @@ std::string tail(const std::string& text, std::size_t lines) {
   return start == std::string::npos || start == 0 ? text : text.substr(start + 1);
 }
 
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+std::string read_text(const std::filesystem::path& file, std::size_t max_bytes) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return {};
+  std::string s(max_bytes, '\0');
+  in.read(s.data(), static_cast<std::streamsize>(max_bytes));
+  s.resize(static_cast<std::size_t>(in.gcount()));
+  return s;
+}
+
+ScratchDir::ScratchDir(const std::string& prefix) {
+  std::string name = "/tmp/labkit-" + prefix + "-XXXXXX";
+  if (!::mkdtemp(name.data())) throw std::runtime_error("cannot create a temporary folder in /tmp");
+  path_ = name;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  if (!keep_) std::filesystem::remove_all(path_, ec);
+}
+
+json unreported_result(const std::string& id, const std::string& role, const std::string& kind,
+                       const std::string& title, double points, const std::string& v, const std::string& message,
+                       const std::string& hint) {
+  // The lab's points still count in the class's maximum: a crash scores 0 of them, not 0 of 0.
+  return {{"lab", {{"id", id}, {"role", role}, {"kind", kind}, {"title", title}}},
+          {"verdict", v}, {"message", message}, {"hint", hint},
+          {"score", {{"total", 0}, {"max", points}, {"lines", json::array()}}},
+          {"exit_code", verdict::exit_code(v)}};
+}
+
+std::string crash_message(const std::string& err) {
+  const auto at = err.find("labkit: the lab crashed:");
+  if (at == std::string::npos) return {};
+  return "T" + err.substr(at + 9, err.find('\n', at) - at - 9);
 }
 
 json result_of(const LabEntry& lab, const subprocess::Result& p) {
@@ -46,9 +75,8 @@ json result_of(const LabEntry& lab, const subprocess::Result& p) {
     v = verdict::kTimeout;
     message = fmt::format("The grading of {} {}.", lab.id, p.describe());
     hint = verdict::kNeverReturnsHint;
-  } else if (const auto at = p.err.find("labkit: the lab crashed:"); at != std::string::npos) {
+  } else if (message = crash_message(p.err); !message.empty()) {
     // The runner's crash handler named the signal, the phase and the case (grader/runner/watchdog.h).
-    message = "T" + p.err.substr(at + 9, p.err.find('\n', at) - at - 9);
     if (message.find("SIGSEGV") != std::string::npos) hint = verdict::kHostSegfaultHint;
   } else {
     message = fmt::format("The lab's process {} before it could report.", p.describe());
@@ -56,7 +84,6 @@ json result_of(const LabEntry& lab, const subprocess::Result& p) {
   }
   const std::string err = tail(p.err, 6);
   if (!err.empty()) message += "\nIts last words:\n" + err;
-  // The lab's points still count in the class's maximum: a crash scores 0 of them, not 0 of 0.
   std::string title = lab.id;
   double points = 0;
   try {
@@ -65,10 +92,9 @@ json result_of(const LabEntry& lab, const subprocess::Result& p) {
     points = spec.points;
   } catch (const LabSpecError&) {  // the child reports a broken lab.json itself
   }
-  return {{"lab", {{"id", lab.id}, {"role", lab.role}, {"kind", lab.kind}, {"title", title}}},
-          {"verdict", v}, {"message", message}, {"hint", hint},
-          {"score", {{"total", 0}, {"max", points}, {"lines", json::array()}}},
-          {"seconds", p.seconds}, {"exit_code", verdict::exit_code(v)}};
+  json r = unreported_result(lab.id, lab.role, lab.kind, title, points, v, message, hint);
+  r["seconds"] = p.seconds;
+  return r;
 }
 
 std::optional<LabEntry> find_lab(const std::string& command, const std::string& role, const std::string& id) {

@@ -18,11 +18,39 @@ namespace labkit::cli {
 // verdict timeout / crashed / kit-error, the child's last words and the lab's points as max.
 nlohmann::json result_of(const LabEntry& lab, const subprocess::Result& p);
 
+// The result of a lab that could not report its own (labkit/grade_result.h's JSON, score 0 of the
+// lab's points): what `labkit grade` and `labkit bulk finish` write for a crash, a timeout, a
+// failed build. `message` says what happened; `hint` may be empty.
+nlohmann::json unreported_result(const std::string& id, const std::string& role, const std::string& kind,
+                                 const std::string& title, double points, const std::string& verdict,
+                                 const std::string& message, const std::string& hint);
+
+// The message of a child the runner's crash handler stopped ("The lab crashed: SIGSEGV during
+// conv_forward_gpu ..."), read from its stderr; empty when the handler did not fire.
+std::string crash_message(const std::string& stderr_text);
+
 // The last `lines` lines of a child's stderr.
 std::string tail(const std::string& text, std::size_t lines);
 
-// A file a child wrote (a tool's log); empty when it is missing.
-std::string read_text(const std::filesystem::path& file);
+// A file a child wrote (a tool's log, a lab's output); empty when it is missing. At most
+// max_bytes are read: the writer may be a student's program.
+std::string read_text(const std::filesystem::path& file, std::size_t max_bytes = 64u << 20);
+
+// A fresh folder under /tmp for a child's files, removed with everything in it when this goes
+// out of scope unless keep() was called.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  void keep() { keep_ = true; }
+
+ private:
+  std::filesystem::path path_;
+  bool keep_ = false;
+};
 
 // The lab of `role` named `id` in this build's registry; prints "labkit <command>: no ... named"
 // and returns nullopt when there is none.

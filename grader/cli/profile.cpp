@@ -119,9 +119,8 @@ int run_profile(const ProfileOptions& o) {
                              : o.ncu + " is not an executable");
     return exit_code::kNoDevice;
   }
-  char dir_template[] = "/tmp/labkit-profile-XXXXXX";
-  if (!::mkdtemp(dir_template)) throw std::runtime_error("cannot create a temporary folder in /tmp");
-  const fs::path dir = dir_template;
+  ScratchDir scratch("profile");
+  const fs::path& dir = scratch.path();
   const DeviceInfo d = device_info();
   fmt::print("labkit profile: {} ({}) against the baseline, {}\n", lab->id, lab->role,
              lab->kind == "conv" ? fmt::format("grading shapes at batch {}", o.batch) : std::string("the timed workload"));
@@ -145,8 +144,10 @@ int run_profile(const ProfileOptions& o) {
     const ncu::ShapeProfile sp{base.what.value("case", ""), base.what.value("shape", ""), base.kernels, mine.kernels};
     fmt::print("{}\n", ncu::format_shape(sp));
   }
-  if (o.keep) fmt::print("ncu's CSV files are in {}\n", dir.string());
-  else fs::remove_all(dir);
+  if (o.keep) {
+    scratch.keep();
+    fmt::print("ncu's CSV files are in {}\n", dir.string());
+  }
   if (status == exit_code::kPass)
     fmt::print("For the full picture (source lines, stall reasons): ncu --profile-from-start off --set full "
                "--import-source yes -o report {} --profile lab --profile-case 0, then open report.ncu-rep in "

@@ -37,9 +37,8 @@ json to_json(const sanitizer::Report& r, double seconds) {
 }  // namespace
 
 json run_sanitized(const LabEntry& lab, const SanitizeOptions& o) {
-  char dir_template[] = "/tmp/labkit-sanitize-XXXXXX";
-  if (!::mkdtemp(dir_template)) throw std::runtime_error("cannot create a temporary folder in /tmp");
-  const fs::path dir = dir_template;
+  const ScratchDir scratch("sanitize");
+  const fs::path& dir = scratch.path();
   json base;
   json tools = json::array();
   std::string seed = o.seed;
@@ -61,10 +60,7 @@ json run_sanitized(const LabEntry& lab, const SanitizeOptions& o) {
     so.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
     so.cancel = o.cancel;
     const subprocess::Result p = subprocess::run(argv, so);
-    if (p.cancelled) {
-      fs::remove_all(dir);
-      return {{"cancelled", true}};
-    }
+    if (p.cancelled) return {{"cancelled", true}};
     json r = result_of(lab, p);
     if (seed.empty() && r.contains("seed") && r["seed"].is_string()) seed = r["seed"].get<std::string>();
     const sanitizer::Report rep = sanitizer::parse_log(tool, read_text(log), lab.folder + "/kernel.cu");
@@ -79,7 +75,6 @@ json run_sanitized(const LabEntry& lab, const SanitizeOptions& o) {
     if (base.is_null() || (base.value("verdict", "") == verdict::kPassed && r.value("verdict", "") != verdict::kPassed))
       base = r;  // the first run's result, or the first that failed on its own
   }
-  fs::remove_all(dir);
 
   base["sanitizer"] = {{"tools", tools}, {"batch", o.batch}};
   const std::string lab_verdict = base.value("verdict", "");
