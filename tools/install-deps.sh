@@ -9,6 +9,7 @@ packages=(
   meson ninja-build pkg-config g++
   doctest-dev libbenchmark-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   python3 python3-numpy
+  bubblewrap
 )
 
 missing=()
