@@ -1,66 +1,95 @@
-// `labkit grade` — grades labs, each in its own child process with a time limit, and aggregates:
-// the per-lab reports, a summary table, --json, and a Gradescope results.json. A lab that hangs or
-// crashes is a verdict for that lab; the others are still graded.
+// `labkit grade` — the judge: grades labs one after another in this process, each lab's code in
+// its own sandboxed harness process (labkit/judge.h), and aggregates: the per-lab reports, a
+// summary table, --json, and a Gradescope results.json. Nothing a lab prints is read as a result.
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "commands.h"
+#include "lab_process.h"
+#include "labkit/cuda_check.h"
 #include "labkit/exit_codes.h"
 #include "labkit/grade_result.h"
-#include "labkit/lab_spec.h"
+#include "labkit/judge.h"
 #include "labkit/report.h"
-#include "labkit/subprocess.h"
-#include "lab_process.h"
-#include "labkit_config.h"
-#include "labkit/cuda_check.h"
 #include "labkit/sanitizer.h"
-#include "sanitize.h"
+#include "labkit_config.h"
 #include "registry.h"
+#include "sanitize.h"
 
 namespace labkit::cli {
 namespace {
 
 using nlohmann::json;
 
-// Ctrl-C reaches only labkit (each lab runs in its own process group): the handler raises this
-// flag and subprocess::run stops the lab's group, so no kernel keeps the GPU busy after we exit.
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_interrupt(int) { g_interrupted.store(true); }
+// Kit self-tests (meson's suites) ask for an outcome instead of the natural verdict.
+enum class Expect { verdict, full_marks, zero, missing_evidence };
 
 struct GradeOptions {
   std::vector<std::string> labs;
   bool all = false, solutions = false, tests = false;
-  double timeout_s = 600;
+  judge::Options judge;
+  std::string sandbox;  // empty: LABKIT_SANDBOX or bubblewrap
   bool json = false;
   std::string gradescope;
   std::string seed;
-  int batch = 0;
-  bool correctness_only = false;
-  std::string fixtures;  // another fixture manifest (an instructor's hidden cases)
+  Expect expect = Expect::verdict;
   bool sanitize = false;
   std::vector<std::string> sanitize_tools = sanitizer::kTools;
   std::string sanitizer_path, sanitize_logs;
   int sanitize_batch = 8;
 };
 
-int run_grade(const GradeOptions& o) {
+std::uint64_t fresh_seed() {
+  std::random_device rd;
+  const auto now = std::chrono::high_resolution_clock::now().time_since_epoch().count();
+  return (std::uint64_t(rd()) << 32 ^ rd()) ^ std::uint64_t(now) * 0x9E3779B97F4A7C15ull;
+}
+
+int expected_exit(Expect expect, const json& r) {
+  const std::string v = r.value("verdict", "");
+  const int natural = verdict::exit_code(v);
+  if (natural == exit_code::kNoDevice || natural == exit_code::kKitError || expect == Expect::verdict) return natural;
+  const double total = r["score"].value("total", 0.0), max = r["score"].value("max", 0.0);
+  switch (expect) {
+    case Expect::full_marks: return v == verdict::kPassed && total + 1e-9 >= max ? exit_code::kPass : exit_code::kFail;
+    case Expect::zero: return total == 0 && !r.value("message", "").empty() ? exit_code::kPass : exit_code::kFail;
+    case Expect::missing_evidence: return r["evidence"].value("ok", true) ? exit_code::kFail : exit_code::kPass;
+    default: return natural;
+  }
+}
+
+json grade_one(const LabEntry& lab, const judge::Options& o) {
+  try {
+    GradeResult r = judge::judge_lab(lab_under_test(lab), o);
+    return to_json(r);
+  } catch (const std::exception& e) {
+    GradeResult r;
+    r.id = lab.id;
+    r.role = lab.role;
+    r.kind = lab.kind;
+    r.verdict = verdict::kKitError;
+    r.message = fmt::format("The kit failed while grading {}: {}", lab.id, e.what());
+    r.exit_code = exit_code::kKitError;
+    return to_json(r);
+  }
+}
+
+int run_grade(GradeOptions& o) {
   const std::string role = o.solutions ? "solution" : o.tests ? "test" : "lab";
   std::vector<LabEntry> selected;
   const auto registry = read_registry();
-  if (o.all) {
+  if (o.all)
     for (const LabEntry& l : registry)
       if (l.role == role) selected.push_back(l);
-  }
   for (const std::string& id : o.labs) {
-    auto it = std::find_if(registry.begin(), registry.end(),
-                           [&](const LabEntry& l) { return l.role == role && l.id == id; });
+    auto it = std::find_if(registry.begin(), registry.end(), [&](const LabEntry& l) { return l.role == role && l.id == id; });
     if (it == registry.end()) {
       fmt::print(stderr, "labkit grade: no {} named \"{}\" in this build (see `labkit list{}`)\n", role, id,
                  o.tests ? " --tests" : "");
@@ -72,10 +101,32 @@ int run_grade(const GradeOptions& o) {
     fmt::print(stderr, "labkit grade: nothing to grade: name a lab or pass --all\n");
     return exit_code::kUsage;
   }
+  judge::Options& jo = o.judge;
+  jo.seed_given = !o.seed.empty();
+  if (jo.seed_given) {
+    try {
+      jo.seed = std::stoull(o.seed);
+    } catch (const std::exception&) {
+      fmt::print(stderr, "labkit grade: --seed {}: not a number (copy the seed a report printed)\n", o.seed);
+      return exit_code::kUsage;
+    }
+  } else {
+    jo.seed = fresh_seed();
+  }
+  // Without a GPU nothing of the lab runs: only its PTX evidence is read, and no sandbox is needed.
+  const bool device = cuda_device_available();
+  if (device && !jo.evidence_only) {
+    try {
+      choose_sandbox(o.sandbox, jo);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "labkit grade: {}\n", e.what());
+      return exit_code::kKitError;
+    }
+  }
 
   SanitizeOptions san;
   if (o.sanitize) {
-    if (!cuda_device_available()) {
+    if (!device) {
       fmt::print(stderr, "labkit grade: skipped: no usable CUDA device (compute-sanitizer checks kernels as they run on a GPU)\n");
       return exit_code::kNoDevice;
     }
@@ -88,79 +139,61 @@ int run_grade(const GradeOptions& o) {
     }
     san.tools = o.sanitize_tools;
     san.batch = o.sanitize_batch;
-    san.timeout_s = o.timeout_s;
-    san.seed = o.seed;
-    san.fixtures = o.fixtures;
-    san.cancel = &g_interrupted;
     san.progress = !o.json;
     san.keep_logs = o.sanitize_logs;
   }
 
-  struct sigaction sa{};
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-
   std::vector<json> results;
   for (const LabEntry& lab : selected) {
+    json r;
     if (o.sanitize) {
       if (!o.json) fmt::print(stderr, "checking {} ({}) under compute-sanitizer, batch {} ...\n", lab.id, lab.role, o.sanitize_batch);
-      json r = run_sanitized(lab, san);
-      if (r.value("cancelled", false) || g_interrupted) {
-        fmt::print(stderr, "labkit grade: interrupted: {} was stopped; no report or results file was written\n", lab.id);
-        return 130;
-      }
-      if (!o.json) fmt::print("{}\n", format_text(r, isatty(STDOUT_FILENO)));
-      results.push_back(std::move(r));
-      continue;
+      san.grade = [&](const std::vector<std::string>& wrapper) {
+        judge::Options so = jo;
+        so.wrapper = wrapper;
+        so.correctness_only = true;
+        so.under_sanitizer = true;
+        so.batch = o.sanitize_batch;
+        so.random_cases = 1;
+        // The sanitizer writes its log where the judge reads it: it runs outside the sandbox, as a
+        // debugging aid (docs/grading.md).
+        so.sandbox = sandbox::Mode::none;
+        return grade_one(lab, so);
+      };
+      r = run_sanitized(lab, san);
+    } else {
+      if (!o.json) fmt::print(stderr, "grading {} ({}) ...\n", lab.id, lab.role);
+      r = grade_one(lab, jo);
     }
-    std::vector<std::string> argv{lab.exe, "--json"};
-    // The child's own watchdog fires first and names the phase; ours is the backstop.
-    argv.insert(argv.end(), {"--timeout", fmt::format("{:g}", std::max(1.0, o.timeout_s - 5))});
-    if (!o.seed.empty()) argv.insert(argv.end(), {"--seed", o.seed});
-    if (o.batch > 0) argv.insert(argv.end(), {"--batch", std::to_string(o.batch)});
-    if (o.correctness_only) argv.push_back("--correctness-only");
-    if (!o.fixtures.empty()) argv.insert(argv.end(), {"--fixtures", o.fixtures});
-    if (!o.json) fmt::print(stderr, "grading {} ({}) ...\n", lab.id, lab.role);
-    subprocess::Options so;
-    so.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
-    so.cancel = &g_interrupted;
-    const subprocess::Result p = subprocess::run(argv, so);
-    if (p.cancelled || g_interrupted) {
-      fmt::print(stderr, "labkit grade: interrupted: {} was stopped; no report or results file was written\n", lab.id);
-      return 130;  // the shell's code for "ended by SIGINT"
-    }
-    json r = result_of(lab, p);
+    r["exit_code"] = expected_exit(o.expect, r);
     if (!o.json) fmt::print("{}\n", format_text(r, isatty(STDOUT_FILENO)));
     results.push_back(std::move(r));
   }
 
   double total = 0, max = 0;
-  bool all_passed = true, any_kit_error = false, all_no_device = true;
+  bool all_ok = true, any_kit_error = false, all_no_device = true;
   for (const json& r : results) {
-    const std::string v = r.value("verdict", "");
     total += r["score"].value("total", 0.0);
     max += r["score"].value("max", 0.0);
-    all_passed &= v == verdict::kPassed;
-    any_kit_error |= v == verdict::kKitError;
-    all_no_device &= v == verdict::kNoDevice;
+    all_ok &= r.value("exit_code", 1) == exit_code::kPass;
+    any_kit_error |= r.value("verdict", "") == verdict::kKitError;
+    all_no_device &= r.value("verdict", "") == verdict::kNoDevice;
   }
   if (o.json) {
-    fmt::print("{}\n", json{{"results", results}, {"score", total}, {"max_score", max}}.dump(2));
+    fmt::print("{}\n", json{{"results", results}, {"score", total}, {"max_score", max}}.dump(2, ' ', false, json::error_handler_t::replace));
   } else if (results.size() > 1) {
-    fmt::print("{:<20} {:<17} {:>9} {:>14}\n", "lab", "verdict", "speedup", "score");
+    fmt::print("{:<20} {:<19} {:>9} {:>14}\n", "lab", "verdict", "speedup", "score");
     for (const json& r : results) {
       const double speedup = r.contains("timing") ? r["timing"].value("speedup", 0.0) : 0.0;
-      fmt::print("{:<20} {:<17} {:>8} {:>6.2f} / {:<5.2f}\n", r["lab"].value("id", ""), r.value("verdict", ""),
+      fmt::print("{:<20} {:<19} {:>8} {:>6.2f} / {:<5.2f}\n", r["lab"].value("id", ""), r.value("verdict", ""),
                  speedup > 0 ? fmt::format("{:.2f}x", speedup) : "-", r["score"].value("total", 0.0),
                  r["score"].value("max", 0.0));
     }
-    fmt::print("{:<20} {:<17} {:>9} {:>6.2f} / {:<5.2f}\n", "total", "", "", total, max);
+    fmt::print("{:<20} {:<19} {:>9} {:>6.2f} / {:<5.2f}\n", "total", "", "", total, max);
   }
   if (!o.gradescope.empty()) {
     std::ofstream out(o.gradescope);
-    out << gradescope(results).dump(2) << "\n";
+    out << gradescope(results).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     if (!out) {
       fmt::print(stderr, "labkit grade: cannot write {}\n", o.gradescope);
       return exit_code::kKitError;
@@ -168,26 +201,44 @@ int run_grade(const GradeOptions& o) {
   }
   if (any_kit_error) return exit_code::kKitError;
   if (all_no_device) return exit_code::kNoDevice;
-  return all_passed ? exit_code::kPass : exit_code::kFail;
+  return all_ok ? exit_code::kPass : exit_code::kFail;
 }
 
 }  // namespace
 
 void add_grade(CLI::App& app, int& status) {
   auto o = std::make_shared<GradeOptions>();
-  auto* cmd = app.add_subcommand("grade", "Grade labs: each in its own process with a time limit");
+  o->judge.fixtures = LABKIT_FIXTURES_SMALL;
+  o->judge.data_dir = LABKIT_DATASET_DIR;
+  o->judge.model_dir = LABKIT_MODEL_DIR;
+  o->judge.timeout_s = 600;
+  auto* cmd = app.add_subcommand("grade", "Grade labs: each lab's code in its own sandboxed process, judged here");
   cmd->add_option("labs", o->labs, "lab ids, e.g. 03-tiling");
   cmd->add_flag("--all", o->all, "every lab of this build");
   cmd->add_flag("--solutions", o->solutions, "grade the instructor solutions instead of labs/");
   cmd->add_flag("--tests", o->tests, "grade the grader's own test labs (tests/labs)");
-  cmd->add_option("--timeout", o->timeout_s, "seconds per lab before it is stopped")->check(CLI::Range(2.0, 86400.0));
+  cmd->add_option("--timeout", o->judge.timeout_s, "seconds per lab before it is stopped")->check(CLI::Range(2.0, 86400.0));
   cmd->add_flag("--json", o->json, "print every result as JSON");
   cmd->add_option("--gradescope", o->gradescope, "write a Gradescope results.json here");
   cmd->add_option("--seed", o->seed, "replay a run: the seed its report printed");
-  cmd->add_option("--batch", o->batch, "batch size of the grading shapes")->check(CLI::Range(1, 10000));
-  cmd->add_flag("--correctness-only", o->correctness_only, "check outputs, skip timing");
-  cmd->add_option("--fixtures", o->fixtures, "grade on this fixture manifest instead of the committed one (hidden cases)")
+  cmd->add_option("--batch", o->judge.batch, "batch size of the grading shapes")->check(CLI::Range(1, 10000));
+  cmd->add_option("--random-cases", o->judge.random_cases, "fresh random cases")->check(CLI::Range(0, 100));
+  cmd->add_flag("--correctness-only", o->judge.correctness_only, "check outputs, skip timing");
+  cmd->add_flag("--evidence-only", o->judge.evidence_only, "check the PTX only (no GPU needed)");
+  cmd->add_option("--fixtures", o->judge.fixtures, "grade on this fixture manifest instead of the committed one (hidden cases)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--data", o->judge.data_dir, "the network's test set (labs with a network accuracy check)");
+  cmd->add_option("--model", o->judge.model_dir, "the network's model folder");
+  cmd->add_option("--max-time", o->judge.stopping.max_seconds, "time cap per timed shape, seconds")->check(CLI::Range(0.1, 600.0));
+  cmd->add_option("--max-noise", o->judge.stopping.max_noise, "stop timing when the speedup's 95% interval is within this fraction")
+      ->check(CLI::Range(0.0001, 1.0));
+  cmd->add_option("--min-samples", o->judge.stopping.min_samples, "least pairs timed per shape")->check(CLI::Range(3, 100000));
+  cmd->add_option("--sandbox", o->sandbox, "how the lab's code is confined: bubblewrap (default) or none")
+      ->check(CLI::IsMember({"bubblewrap", "bwrap", "none"}));
+  std::map<std::string, Expect> expects{{"verdict", Expect::verdict}, {"full-marks", Expect::full_marks},
+                                        {"zero", Expect::zero}, {"missing-evidence", Expect::missing_evidence}};
+  cmd->add_option("--expect", o->expect, "kit self-tests: exit 0 when the result is this")
+      ->transform(CLI::CheckedTransformer(expects, CLI::ignore_case));
   cmd->add_flag("--sanitize", o->sanitize,
                 "run the correctness cases under compute-sanitizer (memcheck, racecheck, synccheck, initcheck)");
   cmd->add_option("--sanitize-tools", o->sanitize_tools, "the compute-sanitizer tools --sanitize runs")

@@ -97,6 +97,35 @@ json result_of(const LabEntry& lab, const subprocess::Result& p) {
   return r;
 }
 
+judge::LabUnderTest lab_under_test(const LabEntry& lab) {
+  const std::filesystem::path root = LABKIT_SOURCE_ROOT;
+  return {lab.id, lab.role, lab.lab_json.string(), lab.ptx, lab.folder + "/kernel.cu",
+          (root / lab.folder / "kernel.cu").string(), lab.exe};
+}
+
+void choose_sandbox(const std::string& mode_text, judge::Options& o) {
+  std::string mode = mode_text;
+  if (mode.empty()) {
+    const char* env = std::getenv("LABKIT_SANDBOX");
+    mode = env && *env ? env : "bubblewrap";
+  }
+  o.sandbox = sandbox::parse_mode(mode);
+  if (o.sandbox == sandbox::Mode::none) return;
+  o.probe = sandbox::probe();
+  if (!o.probe.available)
+    throw std::runtime_error(fmt::format(
+        "the sandbox the lab's code runs in (bubblewrap) cannot start here: {}.
+"
+        "  Install bubblewrap (Debian: apt-get install bubblewrap) or allow user namespaces; to grade without a "
+        "sandbox on a machine you trust, pass --sandbox none (or set LABKIT_SANDBOX=none): every report then says "
+        "\"sandbox: none\".", o.probe.why));
+  // What the lab must not see: this kit (its fixtures, solutions, expected files, build tree and
+  // results), the data, and the home folders.
+  o.hide = judge::kit_paths_to_hide();
+  for (const std::string& p : {o.fixtures, o.data_dir, o.model_dir})
+    if (!p.empty()) o.hide.push_back(std::filesystem::absolute(p).parent_path().string());
+}
+
 std::optional<LabEntry> find_lab(const std::string& command, const std::string& role, const std::string& id) {
   for (const LabEntry& l : read_registry())
     if (l.role == role && l.id == id) return l;

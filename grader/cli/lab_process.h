@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "labkit/judge.h"
 #include "labkit/subprocess.h"
 #include "registry.h"
 
@@ -51,6 +52,15 @@ class ScratchDir {
   std::filesystem::path path_;
   bool keep_ = false;
 };
+
+// The judge's view of a registry entry (labkit/judge.h).
+judge::LabUnderTest lab_under_test(const LabEntry& lab);
+
+// How the lab's harness is confined: "bubblewrap" (the default; LABKIT_SANDBOX in the
+// environment may say "none") after probing it. Throws std::runtime_error with what to do when
+// bubblewrap cannot run here. Sets options.sandbox, options.probe and the folders to hide (this
+// kit's source and build trees, the fixtures, the data, the home folders).
+void choose_sandbox(const std::string& mode, judge::Options& options);
 
 // The lab of `role` named `id` in this build's registry; prints "labkit <command>: no ... named"
 // and returns nullopt when there is none.

@@ -10,7 +10,8 @@
 namespace labkit::cli {
 
 struct LabEntry {
-  std::string role, id, kind, folder, exe;
+  std::string role, id, kind, folder, exe;  // exe: the lab's harness
+  std::string ptx;                          // the PTX built from its kernel.cu
   std::filesystem::path lab_json;  // absolute
 };
 

@@ -41,35 +41,24 @@ json run_sanitized(const LabEntry& lab, const SanitizeOptions& o) {
   const fs::path& dir = scratch.path();
   json base;
   json tools = json::array();
-  std::string seed = o.seed;
   int errors = 0;
   std::vector<std::string> failed_to_run;  // "tool: problem"
   for (const std::string& tool : o.tools) {
     if (o.progress) fmt::print(stderr, "  compute-sanitizer --tool {} ...\n", tool);
     const fs::path log = dir / (tool + ".log");
-    std::vector<std::string> argv{o.sanitizer.string(), "--tool", tool, "--log-file", log.string(),
-                                  "--error-exitcode", std::to_string(kFoundErrors), "--print-limit", "100",
-                                  "--show-backtrace", "device",
-                                  lab.exe, "--json", "--under-sanitizer", "--batch", std::to_string(o.batch),
-                                  "--random-cases", "1",
-                                  "--timeout", fmt::format("{:g}", std::max(1.0, o.timeout_s - 5))};
-    // Every tool replays the same cases: the seed of the first run, unless one was given.
-    if (!seed.empty()) argv.insert(argv.end(), {"--seed", seed});
-    if (!o.fixtures.empty()) argv.insert(argv.end(), {"--fixtures", o.fixtures});
-    subprocess::Options so;
-    so.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
-    so.cancel = o.cancel;
-    const subprocess::Result p = subprocess::run(argv, so);
-    if (p.cancelled) return {{"cancelled", true}};
-    json r = result_of(lab, p);
-    if (seed.empty() && r.contains("seed") && r["seed"].is_string()) seed = r["seed"].get<std::string>();
+    const std::vector<std::string> wrapper{o.sanitizer.string(), "--tool", tool, "--log-file", log.string(),
+                                           "--error-exitcode", std::to_string(kFoundErrors), "--print-limit", "100",
+                                           "--show-backtrace", "device"};
+    const auto t0 = std::chrono::steady_clock::now();
+    json r = o.grade(wrapper);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const sanitizer::Report rep = sanitizer::parse_log(tool, read_text(log), lab.folder + "/kernel.cu");
     if (!o.keep_logs.empty()) {
       fs::create_directories(o.keep_logs);
       std::error_code ec;
       fs::copy_file(log, o.keep_logs / fmt::format("{}-{}.log", lab.id, tool), fs::copy_options::overwrite_existing, ec);
     }
-    tools.push_back(to_json(rep, p.seconds));
+    tools.push_back(to_json(rep, seconds));
     if (!rep.completed) failed_to_run.push_back(fmt::format("{}: {}", tool, rep.problem));
     errors += rep.errors;
     if (base.is_null() || (base.value("verdict", "") == verdict::kPassed && r.value("verdict", "") != verdict::kPassed))
@@ -114,8 +103,8 @@ json run_sanitized(const LabEntry& lab, const SanitizeOptions& o) {
     base["exit_code"] = verdict::exit_code(verdict::kKitError);
     base["message"] = "compute-sanitizer could not check this lab (its log has no ERROR SUMMARY):" + why;
     const std::string tool = failed_to_run.front().substr(0, failed_to_run.front().find(':'));
-    base["hint"] = fmt::format("Run the command by hand to see its own output: compute-sanitizer --tool {} {} "
-                               "--correctness-only --under-sanitizer", tool, lab.exe);
+    base["hint"] = fmt::format("Check that `compute-sanitizer --tool {}` runs on this machine (a program of its own "
+                               "under it), and read its log with --sanitize-logs DIR.", tool);
   } else if (lab_verdict != verdict::kNoDevice) {
     std::string names;
     for (const std::string& t : o.tools) names += (names.empty() ? "" : ", ") + t;

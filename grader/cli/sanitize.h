@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,9 +18,9 @@ struct SanitizeOptions {
   std::filesystem::path sanitizer;  // compute-sanitizer
   std::vector<std::string> tools;
   int batch = 8;                    // grading shapes' batch: every kernel runs 10-100x slower
-  double timeout_s = 600;           // per tool
-  std::string seed, fixtures;
-  const std::atomic<bool>* cancel = nullptr;
+  // Grades the lab's correctness cases once with its harness behind `wrapper` (compute-sanitizer
+  // and its options); every tool replays the same seed.
+  std::function<nlohmann::json(const std::vector<std::string>& wrapper)> grade;
   bool progress = true;             // a line on stderr per tool
   std::filesystem::path keep_logs;  // when set: the sanitizer's logs are kept here, <lab>-<tool>.log
 };

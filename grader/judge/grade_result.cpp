@@ -25,7 +25,9 @@ nlohmann::json to_json(const GradeResult& r) {
                       {"lab_ms", t.lab_ms}, {"speedup", t.speedup}, {"speedup_low", t.low},
                       {"speedup_high", t.high}, {"samples", t.samples}, {"noise", t.noise},
                       {"converged", t.converged}, {"hidden_work", t.hidden_work},
-                      {"lab_extra_host_ms", t.lab_extra_host_ms}, {"sm_clock_mhz", t.sm_clock_mhz}});
+                      {"lab_extra_host_ms", t.lab_extra_host_ms}, {"sm_clock_mhz", t.sm_clock_mhz},
+                      {"lab_wall_ms", t.lab_wall_ms}, {"round_trip_ms", t.round_trip_ms},
+                      {"floor_ms", t.floor_ms}, {"baseline_clean_ms", t.base_clean_ms}});
   json findings = json::array();
   for (const evidence::Finding& f : r.evidence.findings)
     findings.push_back({{"name", f.pattern.name}, {"regex", f.pattern.regex},
@@ -59,6 +61,8 @@ nlohmann::json to_json(const GradeResult& r) {
                     {"text", evidence::format_report(r.evidence)},
                     {"host", host}}},
       {"score", {{"total", r.score.total}, {"max", r.score.max}, {"lines", lines}}},
+      {"sandbox", r.sandbox},
+      {"log", r.log},
       {"seconds", r.seconds},
       {"exit_code", r.exit_code},
   };

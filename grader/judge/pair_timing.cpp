@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <chrono>
+#include <memory>
 
 #include "labkit/cuda_check.h"
 #include "labkit/event_timer.h"
@@ -12,45 +13,43 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Sample {
-  double event_ms = 0, host_ms = 0;
-};
-
-Sample time_one(const TimedSide& side, EventPair& ev, L2Flush& flush) {
-  if (side.reset) side.reset();
-  flush();
-  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
-  const auto t0 = Clock::now();
-  LABKIT_CUDA_CHECK(cudaEventRecord(ev.start));
-  side.body();
-  LABKIT_CUDA_CHECK(cudaEventRecord(ev.stop));
-  // The whole device, not the stop event: work the body left running on other streams must be
-  // finished before the host clock stops.
-  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
-  const auto t1 = Clock::now();
-  return {ev.elapsed_ms(), std::chrono::duration<double, std::milli>(t1 - t0).count()};
-}
-
 }  // namespace
 
+TimedSide TimedSide::local(std::function<void()> body, std::function<void()> reset, L2Flush& flush) {
+  auto ev = std::make_shared<EventPair>();
+  return {[=, &flush] {
+    if (reset) reset();
+    flush();
+    LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto t0 = Clock::now();
+    LABKIT_CUDA_CHECK(cudaEventRecord(ev->start));
+    body();
+    LABKIT_CUDA_CHECK(cudaEventRecord(ev->stop));
+    // The whole device, not the stop event: work the body left running on other streams must be
+    // finished before the host clock stops.
+    LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto t1 = Clock::now();
+    return Sample{ev->elapsed_ms(), std::chrono::duration<double, std::milli>(t1 - t0).count()};
+  }};
+}
+
 PairTiming time_pairs(const TimedSide& baseline, const TimedSide& lab, Measure measure,
-                      const StoppingRule& rule, int warmup, L2Flush& flush) {
-  EventPair ev;
+                      const StoppingRule& rule, int warmup) {
   PairTiming t;
   const auto begin = Clock::now();
   for (int i = 0; i < warmup; ++i) {
-    time_one(baseline, ev, flush);
-    time_one(lab, ev, flush);
+    baseline.sample();
+    lab.sample();
   }
   const auto timed_begin = Clock::now();
   for (int i = 0;; ++i) {
     Sample b, l;
     if (i % 2 == 0) {
-      b = time_one(baseline, ev, flush);
-      l = time_one(lab, ev, flush);
+      b = baseline.sample();
+      l = lab.sample();
     } else {
-      l = time_one(lab, ev, flush);
-      b = time_one(baseline, ev, flush);
+      l = lab.sample();
+      b = baseline.sample();
     }
     t.base_event_ms.push_back(b.event_ms);
     t.lab_event_ms.push_back(l.event_ms);

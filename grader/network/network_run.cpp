@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -123,7 +124,7 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   ref::parallel_for(pixels.size(), [&](std::size_t i) { pixels[i] = all.images[i]; });
 
   std::unique_ptr<L2Flush> flush;
-  if (backend.gpu) {
+  if (backend.gpu || backend.remote) {
     set_phase("CUDA start-up");
     flush = std::make_unique<L2Flush>();
     r.device = device_info().summary();
@@ -132,7 +133,8 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   }
   auto conv = [&](const ConvShape& s, std::span<const float> in, std::span<const float> mask,
                   std::span<float> out, LayerTiming& t) {
-    if (backend.gpu) conv_gpu(*backend.gpu, s, in, mask, out, *flush, t);
+    if (backend.remote) backend.remote(s, in, mask, out, t);
+    else if (backend.gpu) conv_gpu(*backend.gpu, s, in, mask, out, *flush, t);
     else conv_cpu(s, in, mask, out, t);
     t.nonfinite = count_nonfinite(out);
   };
@@ -156,7 +158,17 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
     repeat_op(*backend.gpu, s1, x.span(), model.conv1, y1.span(), *flush, opt.op_repeats, r.conv[0]);
     repeat_op(*backend.gpu, s2, p1.span(), model.conv2, y2.span(), *flush, opt.op_repeats, r.conv[1]);
   }
-  if (backend.gpu) r.sm_clock_mhz = read_sm_clock().sm_mhz;
+  if (backend.remote && opt.remote_repeats && opt.op_repeats > 0) {
+    auto range = [](std::span<const float> v) {
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      return std::pair<float, float>{*lo, std::nextafter(*hi, INFINITY)};
+    };
+    const auto [lo1, hi1] = range(x.span());
+    const auto [lo2, hi2] = range(p1.span());
+    opt.remote_repeats(s1, lo1, hi1, opt.op_repeats, r.conv[0]);
+    opt.remote_repeats(s2, lo2, hi2, opt.op_repeats, r.conv[1]);
+  }
+  if (backend.gpu || backend.remote) r.sm_clock_mhz = read_sm_clock().sm_mhz;
   return r;
 }
 
@@ -201,9 +213,11 @@ RunResult from_json(const nlohmann::json& j) {
   return r;
 }
 
-int program_main(int argc, char** argv, const ConvBackend& backend, Clock::time_point program_start) {
+int program_main(int argc, char** argv, const ConvBackend& backend, Clock::time_point program_start,
+                 std::function<void(const ConvShape&, float, float, int, LayerTiming&)> remote_repeats) {
   RunOptions opt;
   opt.program_start = program_start;
+  opt.remote_repeats = std::move(remote_repeats);
   CLI::App app{fmt::format("Run the milestone network with the conv of {} and print its times and "
                            "accuracy as JSON (labkit report drives this).", backend.name)};
   bool network_mode = true;
@@ -222,7 +236,7 @@ int program_main(int argc, char** argv, const ConvBackend& backend, Clock::time_
     fmt::print("{}\n", nlohmann::json{{"error", message}, {"exit_code", code}}.dump());
     return code;
   };
-  if (backend.gpu && !cuda_device_available()) {
+  if ((backend.gpu || backend.remote) && !cuda_device_available()) {
     return fail(exit_code::kNoDevice, "no usable CUDA device: the " + backend.name + " conv needs one");
   }
   try {

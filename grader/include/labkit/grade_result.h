@@ -32,6 +32,11 @@ inline constexpr const char* kCrashed = "crashed";
 inline constexpr const char* kNoDevice = "no-device";
 inline constexpr const char* kKitError = "kit-error";
 inline constexpr const char* kSanitizerError = "sanitizer-error";  // `labkit grade --sanitize` found errors
+// The trust boundary's verdicts (docs/grading.md, "What the judge does not believe").
+inline constexpr const char* kProtocolError = "protocol-error";        // the harness broke the channel or exited early
+inline constexpr const char* kTimingImplausible = "timing-implausible"; // a time the judge's own clock or physics rules out
+inline constexpr const char* kInputModified = "input-modified";        // the input or mask changed during a call
+inline constexpr const char* kOutOfBounds = "out-of-bounds";           // a kit guard region after a buffer changed
 int exit_code(const std::string& verdict);
 
 // Hints for verdicts that two places reach (the runner's watchdog and `labkit grade`'s timeout;
@@ -57,6 +62,10 @@ struct CaseReport {
 struct ShapeTiming {
   std::string name, shape;
   double base_ms = 0, lab_ms = 0;
+  // The judge's bounds on the lab's reported time (0 where not measured): its own clock around the
+  // timed request less the round trip of an empty one, the shape's physical floor, and the
+  // baseline's median with no lab process alive.
+  double lab_wall_ms = 0, round_trip_ms = 0, floor_ms = 0, base_clean_ms = 0;
   double speedup = 0, low = 0, high = 0;
   int samples = 0;
   double noise = 0;
@@ -94,6 +103,8 @@ struct GradeResult {
   evidence::Report evidence;
   std::vector<HostEvidenceReport> host_evidence;
   Score score;
+  std::string sandbox;  // "bubblewrap 0.8.0 (...)" or "none": how the lab's code was confined
+  std::string log;      // the lab's own stdout/stderr, cut: shown, never parsed
   double seconds = 0;
   int exit_code = 99;
 };

@@ -25,6 +25,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,9 +36,17 @@
 
 namespace labkit::network {
 
+struct LayerTiming;
+
+// A conv layer run elsewhere: a lab's conv through its harness (the judge's side runs it, checks
+// its output and times it; grader/judge/network_case.h). Fills `output` and `timing`.
+using RemoteConv = std::function<void(const ConvShape& shape, std::span<const float> input,
+                                      std::span<const float> mask, std::span<float> output, LayerTiming& timing)>;
+
 struct ConvBackend {
   std::string name;              // "baseline", "06-fusion (solution)", "cpu-reference", "cudnn"
-  const ConvOps* gpu = nullptr;  // nullptr: the CPU reference
+  const ConvOps* gpu = nullptr;  // the judge's own GPU code (baseline, cuDNN); nullptr: see remote
+  RemoteConv remote;             // a lab's conv; neither set: the CPU reference
 };
 
 struct RunOptions {
@@ -45,6 +55,9 @@ struct RunOptions {
   std::filesystem::path model_dir;  // holds the six .npy files of reference/network.h
   int op_repeats = 5;
   std::chrono::steady_clock::time_point program_start = std::chrono::steady_clock::now();
+  // With a remote conv: after the network, `op_repeats` calls on fresh inputs of each layer's
+  // shape and range (the judge checks each one); their median is the Op Time.
+  std::function<void(const ConvShape&, float lo, float hi, int repeats, LayerTiming&)> remote_repeats;
 };
 
 struct LayerTiming {
@@ -84,6 +97,7 @@ RunResult from_json(const nlohmann::json& j);  // throws nlohmann::json::excepti
 // prints the RunResult as JSON on stdout (or {"error": "..."} on failure) and returns the exit
 // status (labkit/exit_codes.h: 0, 1 for bad data, 77 without a GPU for a GPU backend, 99).
 int program_main(int argc, char** argv, const ConvBackend& backend,
-                 std::chrono::steady_clock::time_point program_start);
+                 std::chrono::steady_clock::time_point program_start,
+                 std::function<void(const ConvShape&, float, float, int, LayerTiming&)> remote_repeats = {});
 
 }  // namespace labkit::network

@@ -51,14 +51,21 @@ struct PairTiming {
   bool hidden_work = false;
 };
 
-// One side of the comparison: `body` is timed; `reset`, if set, runs untimed before each sample
-// (an in-place kernel's data is restored so every sample does the same work).
+// One timed sample of one side: the event time and the host time (see the contract).
+struct Sample {
+  double event_ms = 0, host_ms = 0;
+};
+
+// One side of the comparison. `sample` times one call. local() builds it for code of the judge's
+// own process (the baseline): `reset`, if set, runs untimed first (an in-place kernel's data is
+// restored), then the L2 flush, the events and `body`. A lab's side comes from the harness
+// (grader/judge/remote_side.h): its host time is the judge's clock, not the lab's.
 struct TimedSide {
-  std::function<void()> body;
-  std::function<void()> reset;
+  std::function<Sample()> sample;
+  static TimedSide local(std::function<void()> body, std::function<void()> reset, L2Flush& flush);
 };
 
 PairTiming time_pairs(const TimedSide& baseline, const TimedSide& lab, Measure measure,
-                      const StoppingRule& rule, int warmup, L2Flush& flush);
+                      const StoppingRule& rule, int warmup);
 
 }  // namespace labkit

@@ -1,0 +1,278 @@
+// What a conv lab's harness does for each op (the list is in harness.h). The lab's phases run in
+// the order of labkit/conv_run.h; every intermediate the judge compares is copied out raw.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "device_ops.h"
+#include "grader/protocol/fresh.h"
+#include "labkit/activity.h"
+#include "labkit/conv_run.h"
+#include "labkit/cuda_check.h"
+#include "labkit/event_timer.h"
+#include "labkit/phase.h"
+#include "server.h"
+
+namespace labkit::harness {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Bytes after each host array the lab is given; a write past the end changes them.
+constexpr std::size_t kHostGuardFloats = 1024;
+constexpr std::uint32_t kHostGuardBits = 0x7FA5A5A5u;  // a NaN no arithmetic produces
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// A host array handed to the lab, with guard floats after it.
+struct Guarded {
+  HostArray array;
+  std::size_t n;
+  Guarded(std::size_t count, HostMemory memory) : array(count + kHostGuardFloats, memory), n(count) {
+    for (std::size_t i = 0; i < kHostGuardFloats; ++i) std::memcpy(array.data() + n + i, &kHostGuardBits, 4);
+  }
+  float* data() { return array.data(); }
+  std::span<float> span() { return {array.data(), n}; }
+  void guard(json& guards, const char* what) {
+    std::size_t changed = 0, first = 0;
+    for (std::size_t i = 0; i < kHostGuardFloats; ++i)
+      if (std::memcmp(array.data() + n + i, &kHostGuardBits, 4) != 0 && changed++ == 0) first = i * 4;
+    guards.push_back({{"what", what}, {"changed", changed * 4}, {"first", first}});
+  }
+};
+
+void fill(std::span<float> out, const json& spec, const Tensors& t) {
+  if (spec.contains("offset")) {
+    const std::span<const float> src = t.floats(spec.at("offset").get<std::uint64_t>(), out.size());
+    std::copy(src.begin(), src.end(), out.begin());
+    return;
+  }
+  const auto seed = spec.at("seed").get<std::uint64_t>();
+  const float lo = spec.at("lo").get<float>(), hi = spec.at("hi").get<float>();
+  const std::size_t threads = out.size() < (1u << 20) ? 1 : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
+  std::vector<std::thread> pool;
+  for (std::size_t k = 0; k < threads; ++k)
+    pool.emplace_back([&, k] {
+      for (std::size_t i = out.size() * k / threads; i < out.size() * (k + 1) / threads; ++i)
+        out[i] = fresh::fresh_value(seed, i, lo, hi);
+    });
+  for (std::thread& th : pool) th.join();
+}
+
+void copy_device(std::span<float> dst, const float* device) {
+  LABKIT_CUDA_CHECK(cudaMemcpy(dst.data(), device, dst.size_bytes(), cudaMemcpyDeviceToHost));
+}
+
+// A device allocation of a size that changes from call to call, held across the lab's prolog,
+// so its buffers do not land at the same addresses every time.
+struct Spacer {
+  void* p = nullptr;
+  explicit Spacer(int k) {
+    if (k > 0) LABKIT_CUDA_CHECK(cudaMalloc(&p, std::size_t(k) * (4u << 20)));
+  }
+  ~Spacer() {
+    if (p) cudaFree(p);
+  }
+};
+
+json activity_json(const activity::Summary& s) {
+  json iv = json::array();
+  for (std::size_t i = 0; i < s.intervals.size() && i < 1000; ++i) {
+    const activity::Interval& x = s.intervals[i];
+    iv.push_back({int(x.kind), x.start_ns, x.end_ns, x.stream, x.bytes, x.pageable});
+  }
+  return {{"available", s.available}, {"why", s.why}, {"intervals", iv},
+          {"peak_allocated_bytes", s.peak_allocated_bytes}, {"net_allocated_bytes", s.net_allocated_bytes},
+          {"allocations", s.allocations}, {"dropped", s.dropped + (s.intervals.size() > 1000 ? s.intervals.size() - 1000 : 0)}};
+}
+
+// The state between prepare, run and finish (one timed call at a time).
+struct Pending {
+  ConvShape shape{};
+  std::unique_ptr<Guarded> in, mask, out;
+  std::unique_ptr<Spacer> spacer;
+  float *d_out = nullptr, *d_in = nullptr, *d_mask = nullptr;
+  bool prolog_done = false;
+  bool layer_done = false;  // the layer op ran prolog, forward and epilog: finish only copies out
+};
+Pending g_pending;
+
+json check(const ConvOps& ops, const json& rq, const Tensors& t) {
+  const ConvShape s = shape_of(rq);
+  const HostMemory memory = rq.value("memory", "pageable") == "pinned" ? HostMemory::pinned : HostMemory::pageable;
+  Guarded in(s.input_size(), memory), msk(s.mask_size(), memory), out(s.output_size(), memory);
+  fill(in.span(), {{"offset", rq.at("in")}}, t);
+  fill(msk.span(), {{"offset", rq.at("mask")}}, t);
+  std::memset(out.data(), 0xFF, s.output_size() * sizeof(float));
+  Spacer spacer(rq.value("spacer", 0));
+  std::optional<activity::Recorder> recorder;
+  if (rq.value("record", false)) recorder.emplace();
+
+  float *d_out = nullptr, *d_in = nullptr, *d_mask = nullptr;
+  set_phase("conv_forward_gpu_prolog");
+  ops.prolog(out.data(), in.data(), msk.data(), &d_out, &d_in, &d_mask, s);
+  set_phase("the kit's poisoning of the output (after prolog)");
+  if (!d_out || !d_in || !d_mask) throw std::invalid_argument("conv_forward_gpu_prolog left a device pointer null");
+  LABKIT_CUDA_CHECK(cudaMemset(d_out, 0xFF, s.output_size() * sizeof(float)));
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  set_phase("the kit's copy of the device input and mask (after prolog)");
+  copy_device(t.floats(rq, "dev_in1", s.input_size()), d_in);
+  copy_device(t.floats(rq, "dev_mask1", s.mask_size()), d_mask);
+  set_phase("conv_forward_gpu");
+  ops.forward(d_out, d_in, d_mask, s);
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  set_phase("the kit's copy of the device input and mask (after conv_forward_gpu)");
+  copy_device(t.floats(rq, "dev_in2", s.input_size()), d_in);
+  copy_device(t.floats(rq, "dev_mask2", s.mask_size()), d_mask);
+  json guards = json::array();
+  append_device_guard(guards, "device output", d_out);
+  append_device_guard(guards, "device input", d_in);
+  append_device_guard(guards, "device mask", d_mask);
+  set_phase("conv_forward_gpu_epilog");
+  ops.epilog(out.data(), d_out, d_in, d_mask, s);
+  // Copied the moment epilog returns: an epilog that leaves its copy running shows unwritten elements.
+  const std::span<float> o = t.floats(rq, "out", s.output_size());
+  std::memcpy(o.data(), out.data(), o.size_bytes());
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  set_phase("the kit's copy of the host arrays (after epilog)");
+  std::memcpy(t.floats(rq, "host_in", s.input_size()).data(), in.data(), s.input_size() * sizeof(float));
+  std::memcpy(t.floats(rq, "host_mask", s.mask_size()).data(), msk.data(), s.mask_size() * sizeof(float));
+  in.guard(guards, "host input");
+  msk.guard(guards, "host mask");
+  out.guard(guards, "host output");
+  json reply{{"guards", guards}};
+  if (recorder) reply["activity"] = activity_json(recorder->stop());
+  return reply;
+}
+
+json prepare(const ConvOps& ops, const json& rq, const Tensors& t) {
+  g_pending = Pending{};
+  Pending& p = g_pending;
+  p.shape = shape_of(rq);
+  const ConvShape& s = p.shape;
+  const HostMemory memory = rq.value("memory", "pageable") == "pinned" ? HostMemory::pinned : HostMemory::pageable;
+  p.in = std::make_unique<Guarded>(s.input_size(), memory);
+  p.mask = std::make_unique<Guarded>(s.mask_size(), memory);
+  p.out = std::make_unique<Guarded>(s.output_size(), memory);
+  fill(p.in->span(), rq.at("input"), t);
+  fill(p.mask->span(), rq.at("mask"), t);
+  std::memset(p.out->data(), 0xFF, s.output_size() * sizeof(float));
+  p.spacer = std::make_unique<Spacer>(rq.value("spacer", 0));
+  if (rq.value("layer", false)) return json::object();  // the layer op runs the prolog under the clock
+  set_phase("conv_forward_gpu_prolog");
+  ops.prolog(p.out->data(), p.in->data(), p.mask->data(), &p.d_out, &p.d_in, &p.d_mask, s);
+  if (!p.d_out || !p.d_in || !p.d_mask) throw std::invalid_argument("conv_forward_gpu_prolog left a device pointer null");
+  set_phase("the kit's poisoning of the output (after prolog)");
+  LABKIT_CUDA_CHECK(cudaMemset(p.d_out, 0xFF, s.output_size() * sizeof(float)));
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  p.prolog_done = true;
+  return json::object();
+}
+
+json run(const ConvOps& ops) {
+  Pending& p = g_pending;
+  if (!p.prolog_done) throw KitError("run before prepare");
+  static EventPair ev;  // created once, outside every timed request
+  set_phase("conv_forward_gpu");
+  const auto t0 = Clock::now();
+  LABKIT_CUDA_CHECK(cudaEventRecord(ev.start));
+  ops.forward(p.d_out, p.d_in, p.d_mask, p.shape);
+  LABKIT_CUDA_CHECK(cudaEventRecord(ev.stop));
+  // The whole device: work left on other streams is part of the call.
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  const double host_ms = ms_since(t0);
+  set_phase("the kit's digest of the output (after conv_forward_gpu)");
+  const std::uint64_t digest = device_digest(p.d_out, p.shape.output_size());
+  return {{"event_ms", ev.elapsed_ms()}, {"host_ms", host_ms}, {"digest", digest}};
+}
+
+json finish(const ConvOps& ops, const json& rq, const Tensors& t) {
+  Pending& p = g_pending;
+  if (p.layer_done) {
+    const std::span<float> o = t.floats(rq, "out", p.shape.output_size());
+    std::memcpy(o.data(), p.out->data(), o.size_bytes());
+    json guards = json::array();
+    p.out->guard(guards, "host output");
+    g_pending = Pending{};
+    return {{"guards", guards}};
+  }
+  if (!p.prolog_done) throw KitError("finish before prepare");
+  json guards = json::array();
+  append_device_guard(guards, "device output", p.d_out);
+  append_device_guard(guards, "device input", p.d_in);
+  append_device_guard(guards, "device mask", p.d_mask);
+  set_phase("conv_forward_gpu_epilog");
+  ops.epilog(p.out->data(), p.d_out, p.d_in, p.d_mask, p.shape);
+  const std::span<float> o = t.floats(rq, "out", p.shape.output_size());
+  std::memcpy(o.data(), p.out->data(), o.size_bytes());
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  p.out->guard(guards, "host output");
+  g_pending = Pending{};
+  return {{"guards", guards}};
+}
+
+// fresh::digest_term summed over a host array, on several threads (it runs inside the clock).
+std::uint64_t host_digest(std::span<const float> data) {
+  const std::size_t threads = data.size() < (1u << 20) ? 1 : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
+  std::vector<std::uint64_t> part(threads, 0);
+  std::vector<std::thread> pool;
+  for (std::size_t k = 0; k < threads; ++k)
+    pool.emplace_back([&, k] {
+      std::uint64_t acc = 0;
+      for (std::size_t i = data.size() * k / threads; i < data.size() * (k + 1) / threads; ++i) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &data[i], 4);
+        acc += fresh::digest_term(bits, i);
+      }
+      part[k] = acc;
+    });
+  for (std::thread& th : pool) th.join();
+  std::uint64_t sum = 0;
+  for (std::uint64_t v : part) sum += v;
+  return sum;
+}
+
+json layer(const ConvOps& ops, const json& rq, const Tensors& t) {
+  Pending& p = g_pending;
+  if (!p.in) throw KitError("layer before prepare");
+  std::optional<activity::Recorder> recorder;
+  if (rq.value("record", false)) recorder.emplace();
+  float *d_out = nullptr, *d_in = nullptr, *d_mask = nullptr;
+  const auto t0 = Clock::now();
+  set_phase("conv_forward_gpu_prolog");
+  ops.prolog(p.out->data(), p.in->data(), p.mask->data(), &d_out, &d_in, &d_mask, p.shape);
+  set_phase("conv_forward_gpu");
+  ops.forward(d_out, d_in, d_mask, p.shape);
+  set_phase("conv_forward_gpu_epilog");
+  ops.epilog(p.out->data(), d_out, d_in, d_mask, p.shape);
+  LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  const double host_ms = ms_since(t0);
+  // Inside the judge's clock: the digest seals the output the layer left when it returned.
+  set_phase("the kit's digest of the output (after the layer)");
+  const std::uint64_t digest = host_digest(p.out->span());
+  json reply{{"host_ms", host_ms}, {"digest", digest}};
+  if (recorder) reply["activity"] = activity_json(recorder->stop());
+  p.layer_done = true;
+  (void)t;
+  return reply;
+}
+
+}  // namespace
+
+json conv_op(const ConvOps& ops, const std::string& op, const json& rq, const Tensors& t) {
+  if (op == "check") return check(ops, rq, t);
+  if (op == "prepare") return prepare(ops, rq, t);
+  if (op == "run") return run(ops);
+  if (op == "finish") return finish(ops, rq, t);
+  if (op == "layer") return layer(ops, rq, t);
+  throw KitError("unknown conv op \"" + op + "\"");
+}
+
+}  // namespace labkit::harness

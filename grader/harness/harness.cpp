@@ -1,0 +1,127 @@
+// The harness's loop: hello, then one reply per request, until bye or the end of the channel.
+#include "harness.h"
+
+#include <fmt/core.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "grader/protocol/wire.h"
+#include "labkit/cuda_check.h"
+#include "labkit/guard_regions.h"
+#include "labkit/phase.h"
+#include "profile.h"
+#include "server.h"
+
+namespace labkit::harness {
+
+using nlohmann::json;
+
+void Tensors::map(int fd, std::size_t bytes) {
+  if (bytes == bytes_) return;
+  if (base_) ::munmap(base_, bytes_);
+  base_ = nullptr;
+  bytes_ = 0;
+  if (bytes == 0) return;
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) throw KitError(fmt::format("cannot map the tensor file ({} bytes): {}", bytes, std::strerror(errno)));
+  base_ = static_cast<unsigned char*>(p);
+  bytes_ = bytes;
+}
+
+std::span<float> Tensors::floats(std::uint64_t offset, std::size_t count) const {
+  if (offset % alignof(float) != 0 || offset > bytes_ || count > (bytes_ - offset) / sizeof(float))
+    throw KitError(fmt::format("tensor range {}+{} floats outside the {}-byte file", offset, count, bytes_));
+  return {reinterpret_cast<float*>(base_ + offset), count};
+}
+
+ConvShape shape_of(const json& request) {
+  const auto& a = request.at("shape");
+  if (!a.is_array() || a.size() != 6) throw KitError("shape must be [B, M, C, H, W, K]");
+  const ConvShape s{a[0].get<int>(), a[1].get<int>(), a[2].get<int>(), a[3].get<int>(), a[4].get<int>(), a[5].get<int>()};
+  if (!s.valid()) throw KitError("invalid shape " + to_string(s));
+  return s;
+}
+
+void append_device_guard(json& guards, const char* what, const float* device) {
+  guards::Region g;
+  if (!device || !guards::find(device, g)) return;
+  std::string bytes(guards::kGuardBytes, '\0');
+  LABKIT_CUDA_CHECK(cudaMemcpy(bytes.data(), static_cast<const char*>(g.base) + g.bytes, bytes.size(),
+                               cudaMemcpyDeviceToHost));
+  std::size_t changed = 0, first = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    if (static_cast<unsigned char>(bytes[i]) != guards::kGuardByte && changed++ == 0) first = i;
+  guards.push_back({{"what", what}, {"changed", changed}, {"first", first}});
+}
+
+namespace {
+
+json failure(const char* kind, int code, const std::string& name, const std::string& message) {
+  return {{"kind", kind}, {"code", code}, {"name", name}, {"phase", g_phase.load()}, {"message", message}};
+}
+
+int serve(const LabProgram& lab) {
+  using wire::Type;
+  const json hello{{"protocol", wire::kVersion}, {"lab", lab.id}, {"kind", lab.conv ? "conv" : "map"}};
+  if (!wire::write_frame(wire::kReplyFd, Type::hello, 0, hello.dump())) return 3;
+  Tensors tensors;
+  for (;;) {
+    wire::Frame f;
+    std::string why;
+    const auto forever = std::chrono::steady_clock::now() + std::chrono::hours(24 * 365);
+    const wire::ReadStatus st = wire::read_frame(wire::kRequestFd, f, forever, why);
+    if (st == wire::ReadStatus::eof || (st == wire::ReadStatus::ok && f.type == Type::bye)) return 0;
+    if (st != wire::ReadStatus::ok || f.type != Type::request) {
+      fmt::print(stderr, "labkit harness: the judge sent {}\n", why.empty() ? "an unexpected frame" : why);
+      return 3;
+    }
+    json reply;
+    Type type = Type::done;
+    try {
+      const json request = json::parse(f.payload);
+      const std::string op = request.at("op").get<std::string>();
+      tensors.map(wire::kTensorFd, request.value("tensor_bytes", std::size_t(0)));
+      set_phase("the kit's harness");
+      if (op == "ping") reply = json::object();
+      else if (lab.conv) reply = conv_op(*lab.conv, op, request, tensors);
+      else reply = map_op(*lab.map, op, request, tensors);
+    } catch (const CudaError& e) {
+      type = Type::failed;
+      reply = failure("cuda", static_cast<int>(e.code()), cudaGetErrorName(e.code()), e.what());
+    } catch (const KitError& e) {
+      type = Type::failed;
+      reply = failure("kit", 0, "", e.what());
+    } catch (const json::exception& e) {
+      type = Type::failed;
+      reply = failure("kit", 0, "", std::string("malformed request: ") + e.what());
+    } catch (const std::exception& e) {
+      type = Type::failed;
+      reply = failure("lab", 0, "", e.what());
+    } catch (...) {
+      type = Type::failed;
+      reply = failure("lab", 0, "", "an exception that is not a std::exception");
+    }
+    std::string payload = reply.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (payload.size() > wire::kMaxPayload) payload = failure("lab", 0, "", "reply too long (message cut)").dump();
+    if (!wire::write_frame(wire::kReplyFd, type, f.seq, payload)) return 3;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv, const LabProgram& lab) {
+  if (argc >= 2 && std::strcmp(argv[1], "--channel") == 0) return serve(lab);
+  if (argc >= 2 && std::strcmp(argv[1], "--profile") == 0) return profile_main(argc, argv, lab);
+  fmt::print(stderr,
+             "{}: the harness of lab {}: it runs the lab's code for the judge and grades nothing.\n"
+             "Grade the lab with `labkit grade {}` (or `meson test -C build {}`).\n",
+             argv[0], lab.id, lab.id, lab.id);
+  return 2;
+}
+
+}  // namespace labkit::harness

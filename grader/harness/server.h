@@ -1,0 +1,45 @@
+// server.h — the harness's view of one request: its JSON, the tensor file, the reply.
+// Shared by harness.cpp (the loop), conv_ops.cpp and map_ops.cpp (what each op does).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "labkit/conv.h"
+
+namespace labkit::harness {
+
+// The judge sent something this harness cannot execute: a kit bug, reported as kind "kit".
+struct KitError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Tensors {
+ public:
+  void map(int fd, std::size_t bytes);  // (re)maps the judge's file; bytes = its size
+  // `count` floats at byte `offset`, inside the file, or KitError.
+  std::span<float> floats(std::uint64_t offset, std::size_t count) const;
+  std::span<float> floats(const nlohmann::json& request, const char* key, std::size_t count) const {
+    return floats(request.at(key).get<std::uint64_t>(), count);
+  }
+
+ private:
+  unsigned char* base_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+ConvShape shape_of(const nlohmann::json& request);  // "shape": [B, M, C, H, W, K], validated
+
+// Guard bytes after a buffer standard_prolog allocated (labkit/guard_regions.h), as the judge
+// reads them: {"what", "changed", "first"}; nothing when the buffer is not guarded.
+void append_device_guard(nlohmann::json& guards, const char* what, const float* device);
+
+// Each op runs the lab's code and returns the `done` payload; exceptions become `failed`.
+nlohmann::json conv_op(const ConvOps& ops, const std::string& op, const nlohmann::json& request, const Tensors& t);
+nlohmann::json map_op(const MapOps& ops, const std::string& op, const nlohmann::json& request, const Tensors& t);
+
+}  // namespace labkit::harness

@@ -1,0 +1,110 @@
+// labkit/session.h — the judge's side of the channel to one harness (grader/protocol/wire.h).
+//
+// Contract
+//   * start(): creates the tensor file (a memfd), starts the harness (inside the sandbox when one
+//     is chosen, behind `wrapper` such as compute-sanitizer) with the channel on fds 3-5, and
+//     waits for hello: protocol version, lab id and kind must be the expected ones.
+//   * call(request, what): sends one request and waits for its reply before the lab's deadline.
+//     Returns the `done` payload (a JSON object). Everything else ends the session with a
+//     LabFailure whose verdict is the lab's, never the kit's: the harness ended (crashed for a
+//     signal, protocol-error for an exit), no reply in time (timeout), a malformed, unexpected,
+//     repeated or oversized frame or a reply to another request (protocol-error, naming what
+//     came), or `failed` from the lab's code (cuda-error, lab-error). `what` names the phase and
+//     the case in the message. wall_ms, when given, is the judge's own clock from the request's
+//     first byte to the reply's last.
+//   * round_trip_ms(): the judge's clock around an empty request (ping).
+//   * The judge never reads a value from the harness it has not checked: callers validate
+//     payload fields with the helpers below (number(), ...), which throw LabFailure
+//     (protocol-error) for a missing, non-numeric, non-finite or out-of-range value.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "labkit/harness_process.h"
+#include "labkit/sandbox.h"
+
+namespace labkit {
+
+struct LabFailure : std::runtime_error {
+  LabFailure(std::string v, std::string m, std::string h = {})
+      : std::runtime_error(m), verdict(std::move(v)), message(std::move(m)), hint(std::move(h)) {}
+  std::string verdict, message, hint;
+};
+
+// The shared-memory file tensors travel in; offsets are bytes from its start.
+class TensorFile {
+ public:
+  TensorFile();
+  ~TensorFile();
+  TensorFile(const TensorFile&) = delete;
+  TensorFile& operator=(const TensorFile&) = delete;
+  int fd() const { return fd_; }
+  std::size_t bytes() const { return bytes_; }
+  void reserve(std::size_t bytes);  // grows (never shrinks) the file and the judge's mapping
+  std::span<float> floats(std::uint64_t offset, std::size_t count);
+
+ private:
+  int fd_ = -1;
+  unsigned char* base_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Offsets for one request's tensors, 64-byte aligned, from 0.
+class Regions {
+ public:
+  std::uint64_t add(std::size_t floats) {
+    const std::uint64_t at = next_;
+    next_ += (floats * sizeof(float) + 63) / 64 * 64;
+    return at;
+  }
+  std::uint64_t total() const { return next_; }
+
+ private:
+  std::uint64_t next_ = 0;
+};
+
+struct SessionOptions {
+  std::string harness;             // the lab's harness executable
+  std::string lab_id, kind;        // what hello must say
+  sandbox::Mode sandbox = sandbox::Mode::bubblewrap;
+  sandbox::Probe probe;            // of bubblewrap, when sandbox is bubblewrap
+  sandbox::Policy policy;          // its executable is set from `harness`
+  std::vector<std::string> wrapper;  // run before the harness, inside the sandbox (compute-sanitizer)
+  double startup_s = 60;           // for hello
+  std::chrono::steady_clock::time_point deadline;  // of the whole lab
+};
+
+class Session {
+ public:
+  explicit Session(SessionOptions options);
+  ~Session();
+  void start();
+  nlohmann::json call(nlohmann::json request, const std::string& what, double* wall_ms = nullptr);
+  double round_trip_ms();
+  TensorFile& tensors() { return tensors_; }
+  void close();           // bye, then the process is waited for (killed after 5 s)
+  std::string log() const { return process_.log(); }
+  double seconds_left() const;
+
+ private:
+  [[noreturn]] void ended(const std::string& what);
+  SessionOptions o_;
+  TensorFile tensors_;
+  HarnessProcess process_;
+  int request_fd_ = -1, reply_fd_ = -1;
+  std::uint32_t seq_ = 0;
+  bool open_ = false;
+};
+
+// Validated reads of a reply's fields (protocol-error otherwise).
+double number(const nlohmann::json& reply, const char* key, double lo, double hi);
+std::uint64_t unsigned_number(const nlohmann::json& reply, const char* key);
+
+}  // namespace labkit

@@ -1,0 +1,16 @@
+// Where the judge's sandbox defaults come from: this build's own trees (labkit/judge.h's hide list).
+#include <cstdlib>
+#include <filesystem>
+
+#include "labkit/judge.h"
+#include "labkit_config.h"
+
+namespace labkit::judge {
+
+std::vector<std::string> kit_paths_to_hide() {
+  std::vector<std::string> hide{LABKIT_SOURCE_ROOT, LABKIT_BUILD_ROOT, LABKIT_DATASET_DIR, LABKIT_MODEL_DIR};
+  if (const char* home = std::getenv("HOME")) hide.emplace_back(home);
+  return hide;
+}
+
+}  // namespace labkit::judge

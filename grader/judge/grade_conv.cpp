@@ -1,0 +1,310 @@
+// Grading a conv lab (the judge's side): correctness on fixtures, fresh random cases and the
+// grading shapes; the network accuracy case; Op or Layer Time against the baseline with fresh
+// data in every timed call; the run-time (host) evidence. The lab's code runs only in its harness.
+#include <cuda_runtime_api.h>
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "grading.h"
+#include "labkit/activity.h"
+#include "labkit/check.h"
+#include "labkit/clocks.h"
+#include "labkit/conv_run.h"
+#include "labkit/cuda_check.h"
+#include "labkit/fixtures.h"
+#include "labkit/random.h"
+#include "network_case.h"
+#include "reference/baseline.h"
+#include "reference/conv_reference.h"
+#include "remote.h"
+#include "timing_checks.h"
+
+namespace labkit::judge {
+namespace {
+
+using nlohmann::json;
+
+struct ConvCase {
+  std::string name, origin;
+  ConvShape shape{};
+  std::vector<float> input, mask;
+  float lo = -1, hi = 1;  // the input's range (timed calls draw fresh inputs from it)
+};
+
+// Expected output and the per-element error scale sum|x*w| (labkit/check.h), from the GPU fp64
+// reference, computed before the lab's process exists.
+struct Expected {
+  std::vector<double> values, bound;
+};
+
+ConvCase random_case(const std::string& name, const std::string& origin, const ConvShape& shape,
+                     float lo, float hi, std::uint64_t seed) {
+  ConvCase c{name, origin, shape, std::vector<float>(shape.input_size()), std::vector<float>(shape.mask_size()), lo, hi};
+  fill_uniform(c.input, lo, hi, seed_for(seed, name + "/input"));
+  fill_uniform(c.mask, -0.5f, 0.5f, seed_for(seed, name + "/mask"));
+  return c;
+}
+
+// Fresh shapes the lab cannot have been tuned for: every K the course uses, C and M anywhere in
+// their ranges (M not a multiple of 16), H != W, and signed inputs (cancellation).
+std::vector<ConvCase> random_cases(std::uint64_t seed, int count) {
+  SplitMix64 rng(seed_for(seed, "random shapes"));
+  auto pick = [&](int lo, int hi) { return lo + int(rng.next() % std::uint64_t(hi - lo + 1)); };
+  constexpr int kKs[] = {1, 3, 5, 7};
+  std::vector<ConvCase> cases;
+  for (int i = 0; i < count; ++i) {
+    const int K = kKs[rng.next() % 4];
+    const ConvShape s{pick(1, 4), pick(1, 24), pick(1, 4), pick(K, 72), pick(K, 72), K};
+    cases.push_back(random_case(fmt::format("random-{}", i + 1), "random", s, -1.0f, 1.0f, seed));
+  }
+  return cases;
+}
+
+// The network's two conv layers (design.md section 7) at the grading batch.
+std::vector<ConvCase> grading_cases(std::uint64_t seed, int batch) {
+  return {random_case(fmt::format("conv1 B={}", batch), "grading", {batch, 4, 1, 86, 86, 7}, 0.0f, 255.0f, seed),
+          random_case(fmt::format("conv2 B={}", batch), "grading", {batch, 16, 4, 40, 40, 7}, 0.0f, 4.0f, seed)};
+}
+
+bool same(std::span<const float> a, std::span<const float> b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size_bytes()) == 0;
+}
+
+// One checked call through the harness: every intermediate comes back raw and is compared here.
+CaseReport check_case(Context& ctx, const ConvCase& c, const Expected& ref, int index, json* activity) {
+  Session& s = ctx.start();
+  const ConvShape& sh = c.shape;
+  Regions r;
+  const std::uint64_t in = r.add(sh.input_size()), mask = r.add(sh.mask_size()), out = r.add(sh.output_size()),
+                      in1 = r.add(sh.input_size()), mask1 = r.add(sh.mask_size()), in2 = r.add(sh.input_size()),
+                      mask2 = r.add(sh.mask_size()), hin = r.add(sh.input_size()), hmask = r.add(sh.mask_size());
+  s.tensors().reserve(r.total());
+  TensorFile& t = s.tensors();
+  std::copy(c.input.begin(), c.input.end(), t.floats(in, sh.input_size()).begin());
+  std::copy(c.mask.begin(), c.mask.end(), t.floats(mask, sh.mask_size()).begin());
+  const bool pinned = ctx.spec.timed == TimedRegion::layer;
+  const json reply = s.call({{"op", "check"}, {"shape", {sh.B, sh.M, sh.C, sh.H, sh.W, sh.K}},
+                             {"memory", pinned ? "pinned" : "pageable"}, {"in", in}, {"mask", mask}, {"out", out},
+                             {"dev_in1", in1}, {"dev_mask1", mask1}, {"dev_in2", in2}, {"dev_mask2", mask2},
+                             {"host_in", hin}, {"host_mask", hmask}, {"spacer", index % 3},
+                             {"record", activity != nullptr}},
+                            fmt::format("the case {} ({})", c.name, to_string(sh)));
+  check_guards(reply, c.name);
+  if (activity) *activity = reply.value("activity", json::object());
+
+  CaseReport rep{c.name, c.origin, to_string(sh), false, "", "", 0};
+  const std::span<const float> got = t.floats(out, sh.output_size());
+  const check::Result cmp = check::compare(got, ref.values, ref.bound, check::conv_tolerance(sh, ctx.spec.precision));
+  rep.worst = cmp.worst;
+  const bool on_device = same(t.floats(in1, sh.input_size()), c.input) && same(t.floats(mask1, sh.mask_size()), c.mask);
+  if (!on_device) {
+    rep.outcome = "input not copied";
+    rep.detail = "after conv_forward_gpu_prolog the device input or mask does not hold the host's: the prolog must "
+                 "copy both to *device_input and *device_mask (asynchronous copies on streams count: the kit waits "
+                 "for the device before it looks)";
+    if (!cmp.passed()) rep.detail += fmt::format("\n{}", cmp.describe(check::conv_layout(sh)));
+    return rep;
+  }
+  std::vector<std::string> modified;
+  if (!same(t.floats(in2, sh.input_size()), c.input)) modified.push_back("the device input");
+  if (!same(t.floats(mask2, sh.mask_size()), c.mask)) modified.push_back("the device mask");
+  if (!same(t.floats(hin, sh.input_size()), c.input)) modified.push_back("the host input");
+  if (!same(t.floats(hmask, sh.mask_size()), c.mask)) modified.push_back("the host mask");
+  if (!modified.empty()) {
+    rep.outcome = "input modified";
+    rep.detail = fmt::format("{} changed during the call; conv_forward_gpu must only read its inputs (the next "
+                             "layer or the next call would see changed data)", fmt::join(modified, " and "));
+    if (!cmp.passed()) rep.detail += fmt::format("\n{}", cmp.describe(check::conv_layout(sh)));
+    return rep;
+  }
+  rep.passed = cmp.passed();
+  rep.outcome = check::to_string(cmp.outcome);
+  rep.detail = cmp.describe(check::conv_layout(sh));
+  return rep;
+}
+
+HostEvidenceReport host_evidence(Context& ctx, HostEvidence kind, const ConvCase& c, const json& activity_reply) {
+  HostEvidenceReport rep{to_string(kind), false, ""};
+  const activity::Summary s = activity_from_json(activity_reply);
+  if (!s.available) {
+    rep.detail = "cannot be checked on this machine: " + s.why;
+    return rep;
+  }
+  if (kind == HostEvidence::streams) {
+    // Overlap must be a real part of the layer, not two launches that touched for a microsecond.
+    rep.ok = s.streams_used >= 2 && s.overlap_ms >= 0.05 * s.busy_ms;
+    rep.detail = fmt::format("{}; needs >= 2 streams and overlap >= 5% of the busy time", s.describe());
+  } else {
+    const std::size_t needed = (c.shape.input_size() + c.shape.mask_size() + c.shape.output_size()) * sizeof(float);
+    // The kit's guard bytes after each buffer of standard_prolog count as the kit's, not the lab's.
+    const std::size_t allowed = needed + needed / 10 + (std::size_t(4) << 20) + 3 * (64u << 10);
+    rep.ok = s.peak_allocated_bytes <= allowed;
+    rep.detail = fmt::format("peak {:.1f} MiB allocated by the layer, input + output + mask need {:.1f} MiB "
+                             "(allowed {:.1f} MiB: no unrolled matrix in device memory)",
+                             s.peak_allocated_bytes / 1048576.0, needed / 1048576.0, allowed / 1048576.0);
+  }
+  (void)ctx;
+  return rep;
+}
+
+// The lab's side of a timed pair: fresh inputs through the lab's prolog, the judge's L2 flush,
+// the timed request, the epilog, and the check of that call's output.
+TimedSide remote_side(Context& ctx, const ConvCase& c, L2Flush& flush, const RemoteCosts& costs, RemoteLog& log,
+                      SplitMix64& rng) {
+  return {[&ctx, &c, &flush, &costs, &log, &rng] {
+    Session& s = ctx.start();
+    const ConvShape& sh = c.shape;
+    const int n = ++log.calls;
+    const FreshConv fresh{sh, rng.next(), rng.next(), c.lo, c.hi};
+    Regions r;
+    const std::uint64_t out = r.add(sh.output_size());
+    s.tensors().reserve(r.total());
+    const bool layer = ctx.spec.timed == TimedRegion::layer;
+    const std::string call = fmt::format("timed call {} of {}", n, c.name);
+    s.call({{"op", "prepare"}, {"shape", {sh.B, sh.M, sh.C, sh.H, sh.W, sh.K}}, {"layer", layer},
+            {"memory", layer ? "pinned" : "pageable"}, {"input", {{"seed", fresh.input_seed}, {"lo", c.lo}, {"hi", c.hi}}},
+            {"mask", {{"seed", fresh.mask_seed}, {"lo", -0.5}, {"hi", 0.5}}}, {"spacer", n % 3}},
+           (layer ? "preparing " : "conv_forward_gpu_prolog, ") + call);
+    flush();
+    LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+    double wall = 0;
+    const json ran = s.call({{"op", layer ? "layer" : "run"}, {"out", out}},
+                            (layer ? "the layer (prolog, conv_forward_gpu, epilog), " : "conv_forward_gpu, ") + call, &wall);
+    const double reported = number(ran, layer ? "host_ms" : "event_ms", 0, 1e7);
+    const double host = number(ran, "host_ms", 0, 1e7);
+    const std::uint64_t digest = unsigned_number(ran, "digest");
+    const json fin = s.call({{"op", "finish"}, {"out", out}}, "conv_forward_gpu_epilog, " + call);
+    check_guards(fin, call);
+    // The output as it is now, copied before anything else: a late writer cannot finish it later.
+    const std::vector<float> got(s.tensors().floats(out, sh.output_size()).begin(),
+                                 s.tensors().floats(out, sh.output_size()).end());
+    if (host_digest(got) != digest) throw output_changed(call, layer);
+    CaseReport rep = check_fresh_conv(fresh, got, ctx.spec.precision, rng.next(), call);
+    if (!rep.passed) throw TimedCallWrong{std::move(rep)};
+    log.wall_ms.push_back(wall);
+    log.event_ms.push_back(reported);
+    log.host_ms.push_back(host);
+    return Sample{reported, wall - costs.round_trip_ms - costs.digest_ms};
+  }};
+}
+
+ShapeTiming time_case(Context& ctx, const ConvCase& c, Baselines& base, L2Flush& flush, SplitMix64& rng) {
+  Session& s = ctx.start();
+  const bool layer = ctx.spec.timed == TimedRegion::layer;
+  RemoteCosts costs;
+  costs.round_trip_ms = median_round_trip(s);
+  costs.digest_ms = layer ? base.host_digest_ms(c.shape.output_size()) : base.device_digest_ms(c.shape.output_size());
+  RemoteLog log;
+  const TimedSide lab = remote_side(ctx, c, flush, costs, log, rng);
+  const PairTiming t = time_pairs(base.side(c.shape), lab, Measure::events, ctx.opt.stopping, layer ? 2 : 3);
+  const double macs = double(c.shape.macs());
+  const double bytes_in = double(c.shape.input_size() + c.shape.mask_size()) * 4, bytes_out = double(c.shape.output_size()) * 4;
+  const SmClock clock = read_sm_clock();
+  ShapeTiming st{c.name, to_string(c.shape), t.base_ms, t.lab_ms, t.speedup.median, t.speedup.low,
+                 t.speedup.high, int(t.ratios.size()), t.noise, t.converged, false, t.lab_extra_host_ms,
+                 clock.available ? clock.sm_mhz : 0};
+  st.round_trip_ms = costs.round_trip_ms;
+  st.lab_wall_ms = stats::median(log.wall_ms);
+  st.floor_ms = layer ? 0 : floor_ms(macs, bytes_in, bytes_out);
+  check_lab_times(st, log, costs, layer);
+  return st;
+}
+
+}  // namespace
+
+void grade_conv(Context& ctx) {
+  GradeResult& result = ctx.result;
+  const Options& opt = ctx.opt;
+  std::vector<ConvCase> cases;
+  for (const fixtures::ConvCase& f : fixtures::load(opt.fixtures).conv)
+    cases.push_back({f.info.name, "fixture", f.shape, f.input, f.mask, -1, 1});
+  for (ConvCase& c : random_cases(opt.seed, opt.random_cases)) cases.push_back(std::move(c));
+  const std::vector<ConvCase> grading = grading_cases(opt.seed, opt.batch);
+  if (!opt.under_sanitizer || opt.batch <= 64)
+    for (const ConvCase& c : grading) cases.push_back(c);
+  result.tolerance = check::conv_tolerance(grading.back().shape, ctx.spec.precision).rule + " (n = C*K*K of each case)";
+
+  // Everything the judge computes on the GPU happens before the lab's process exists.
+  std::vector<Expected> expected;
+  for (const ConvCase& c : cases)
+    expected.push_back({reference::conv_reference_gpu(c.shape, c.input, c.mask),
+                        reference::conv_error_scale_gpu(c.shape, c.input, c.mask)});
+  const bool timing = !opt.correctness_only;
+  std::unique_ptr<Baselines> base;
+  std::unique_ptr<L2Flush> flush;
+  if (timing) {
+    flush = std::make_unique<L2Flush>();
+    base = std::make_unique<Baselines>(ctx.spec.timed, *flush);
+    for (const ConvCase& c : grading) base->add(c.shape, c.input, c.mask);
+    base->time_clean();
+  }
+  NetworkCase network;
+  if (ctx.spec.network_accuracy && !opt.under_sanitizer) network.prepare(ctx, *ctx.spec.network_accuracy);
+
+  // Device memory is recorded on the lab's very first call too: a lab that allocates a workspace
+  // once and keeps it would allocate nothing in a later window.
+  const bool memory_evidence = !opt.under_sanitizer &&
+                               std::find(ctx.spec.host_evidence.begin(), ctx.spec.host_evidence.end(),
+                                         HostEvidence::no_extra_memory) != ctx.spec.host_evidence.end();
+  HostEvidenceReport first_call_memory{"no_extra_memory", true, ""};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    json activity;
+    CaseReport rep = check_case(ctx, cases[i], expected[i], int(i), i == 0 && memory_evidence ? &activity : nullptr);
+    if (i == 0 && memory_evidence) first_call_memory = host_evidence(ctx, HostEvidence::no_extra_memory, cases[i], activity);
+    const bool modified = rep.outcome == "input modified";
+    result.cases.push_back(std::move(rep));
+    if (modified) {
+      result.verdict = verdict::kInputModified;
+      result.message = fmt::format("The case {} changed its input: {}", result.cases.back().name, result.cases.back().detail);
+      return;
+    }
+  }
+  expected.clear();
+  if (!all_passed(result)) return;
+  if (ctx.spec.network_accuracy && !opt.under_sanitizer) {
+    result.cases.push_back(network.run(ctx));
+    if (!all_passed(result)) return;
+  }
+  if (!timing) return;
+
+  SplitMix64 rng(seed_for(opt.seed, "timed calls"));
+  for (const ConvCase& c : grading) {
+    try {
+      result.timing.push_back(time_case(ctx, c, *base, *flush, rng));
+    } catch (TimedCallWrong& w) {
+      result.cases.push_back(std::move(w.report));
+      all_passed(result);
+      return;
+    }
+  }
+  result.timed = true;
+  for (HostEvidence kind : ctx.spec.host_evidence) {
+    Session& s = ctx.start();
+    const ConvCase& c = grading.front();
+    Regions r;
+    const std::uint64_t out = r.add(c.shape.output_size());
+    s.tensors().reserve(r.total());
+    s.call({{"op", "prepare"}, {"shape", {c.shape.B, c.shape.M, c.shape.C, c.shape.H, c.shape.W, c.shape.K}},
+            {"layer", true}, {"memory", "pinned"}, {"input", {{"seed", rng.next()}, {"lo", c.lo}, {"hi", c.hi}}},
+            {"mask", {{"seed", rng.next()}, {"lo", -0.5}, {"hi", 0.5}}}},
+           "preparing the recorded layer (host evidence)");
+    const json reply = s.call({{"op", "layer"}, {"out", out}, {"record", true}},
+                              "the layer recorded for its streams and allocations (host evidence)");
+    s.call({{"op", "finish"}, {"out", out}}, "the end of the recorded layer");
+    HostEvidenceReport rep = host_evidence(ctx, kind, c, reply.value("activity", json::object()));
+    if (kind == HostEvidence::no_extra_memory && !first_call_memory.ok) {
+      rep.ok = false;
+      rep.detail = "first call: " + first_call_memory.detail + "; grading shape: " + rep.detail;
+    }
+    result.host_evidence.push_back(rep);
+  }
+  ctx.harness->close();
+  base->check_interference(result);
+}
+
+}  // namespace labkit::judge

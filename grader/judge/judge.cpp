@@ -1,0 +1,155 @@
+// judge_lab(): the order of the checks, the verdict and the score of one lab (labkit/judge.h).
+// What is checked lives in grade_conv.cpp and grade_map.cpp; how it is printed in labkit/report.h.
+#include "labkit/judge.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "grading.h"
+#include "labkit/clocks.h"
+#include "labkit/device.h"
+#include "labkit/lab_spec.h"
+#include "labkit/stats.h"
+#include "timing_checks.h"
+
+namespace labkit::judge {
+namespace {
+
+void finish_verdict(const LabSpec& spec, GradeResult& r) {
+  const bool correct = r.verdict.empty();
+  const bool host_ok = std::all_of(r.host_evidence.begin(), r.host_evidence.end(),
+                                   [](const HostEvidenceReport& h) { return h.ok; });
+  if (r.timed && !r.timing.empty()) {
+    std::vector<double> mid, low, high;
+    for (const ShapeTiming& t : r.timing) {
+      mid.push_back(t.speedup);
+      low.push_back(std::max(t.low, 1e-9));
+      high.push_back(std::max(t.high, 1e-9));
+    }
+    r.speedup = stats::geometric_mean(mid);
+    r.speedup_low = stats::geometric_mean(low);
+    r.speedup_high = stats::geometric_mean(high);
+  }
+  r.score = compute_score({spec.points, spec.correctness_share, spec.target_speedup, correct, r.timed, r.speedup,
+                           r.evidence.ok && host_ok, true});
+  if (!correct) {
+    // No credit at all for a lab the judge could not believe or could not finish, whatever its output.
+    if (r.verdict != verdict::kIncorrect && !r.score.lines.empty())
+      r.score.lines.front().why = fmt::format("no credit: the verdict is {}", r.verdict);
+    if (r.hint.empty())
+      r.hint = !spec.hint_correctness.empty() && r.verdict == verdict::kIncorrect
+                   ? spec.hint_correctness
+                   : fmt::format("Replay exactly this run with --seed {}, and trace the first wrong element by hand.", r.seed);
+    return;
+  }
+  const std::size_t n = r.cases.size();
+  if (!r.evidence.ok || !host_ok) {
+    r.verdict = verdict::kMissingEvidence;
+    r.message = fmt::format("Correct on all {} cases, but the technique of this lab is not in the code (see "
+                            "Evidence): the speedup earns no points without it.", n);
+    r.hint = !spec.hint_evidence.empty() ? spec.hint_evidence : "Apply the technique the handout describes.";
+  } else {
+    r.verdict = verdict::kPassed;
+    r.message = r.timed ? fmt::format("Correct on all {} cases; speedup {:.2f}x over the baseline (target {:.2f}x); "
+                                      "{:.2f} of {:g} points.", n, r.speedup, spec.target_speedup, r.score.total, r.score.max)
+                        : fmt::format("Correct on all {} cases (speed not measured).", n);
+    if (r.score.total + 1e-9 < r.score.max)
+      r.hint = !spec.hint_performance.empty() ? spec.hint_performance
+                                              : "Profile the kernel (Nsight Compute) to see what limits it.";
+  }
+}
+
+// A skeleton left untouched still holds its TODO(student) markers: say so, it is the likely cause.
+void mention_todos(const LabUnderTest& lab, GradeResult& r) {
+  std::ifstream in(lab.source_path);
+  int todos = 0;
+  for (std::string line; std::getline(in, line);) todos += line.find("TODO(student)") != std::string::npos;
+  if (todos > 0 && r.verdict != verdict::kPassed)
+    r.hint = fmt::format("{} still has {} TODO(student) block(s): fill them in first. ", lab.source, todos) + r.hint;
+}
+
+}  // namespace
+
+Session& Context::start() {
+  if (!harness) {
+    harness = std::make_unique<Session>(session);
+    harness->start();
+  }
+  return *harness;
+}
+
+GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
+  const auto start = std::chrono::steady_clock::now();
+  GradeResult r;
+  r.id = lab.id;
+  r.role = lab.role;
+  r.kernel_source = lab.source;
+  r.seed = opt.seed;
+  r.batch = opt.batch;
+  r.sandbox = opt.evidence_only ? "" : sandbox::describe(opt.sandbox, opt.probe);
+  const LabSpec spec = load_lab_spec(lab.lab_json, lab.id);
+  r.title = spec.title;
+  r.kind = to_string(spec.kind);
+  r.precision = to_string(spec.precision);
+  r.timed_region = to_string(spec.timed);
+  r.target_speedup = spec.target_speedup;
+  r.score.max = spec.points;
+  r.evidence = evidence::check(evidence::read_ptx_file(lab.ptx), spec.evidence);
+  if (opt.evidence_only) {
+    r.verdict = r.evidence.ok ? verdict::kPassed : verdict::kMissingEvidence;
+    if (spec.evidence.empty()) {
+      std::string kinds;
+      for (HostEvidence h : spec.host_evidence) kinds += std::string(kinds.empty() ? "" : ", ") + to_string(h);
+      r.message = "This lab has no PTX pattern: its technique (" + (kinds.empty() ? std::string("none") : kinds) +
+                  ") is checked at run time, on a GPU.";
+    } else {
+      r.message = r.evidence.ok ? "The PTX shows the technique (evidence only: correctness and speed not checked)."
+                                : "The PTX does not show the technique (evidence only).";
+    }
+    return r;
+  }
+  if (!cuda_device_available()) {
+    r.verdict = verdict::kNoDevice;
+    r.message = "No usable CUDA device (no driver or no GPU): correctness and speed need one; only the PTX "
+                "evidence could be checked here.";
+    return r;
+  }
+  const DeviceInfo d = device_info();
+  r.device = d.name;
+  r.driver = fmt::format("{}.{}", d.driver_version / 1000, (d.driver_version % 1000) / 10);
+  r.peak_sm_clock_mhz = d.peak_sm_clock_mhz;
+  r.max_sm_clock_mhz = read_sm_clock().max_sm_mhz;
+
+  Context ctx{lab, spec, opt, r, {}, nullptr};
+  ctx.session.harness = lab.harness;
+  ctx.session.lab_id = lab.id;
+  ctx.session.kind = to_string(spec.kind);
+  ctx.session.sandbox = opt.sandbox;
+  ctx.session.probe = opt.probe;
+  for (const std::string& h : opt.hide) ctx.session.policy.hide.push_back(h);
+  ctx.session.wrapper = opt.wrapper;
+  ctx.session.startup_s = std::min(60.0, opt.timeout_s);
+  ctx.session.deadline = start + std::chrono::milliseconds(static_cast<long long>(opt.timeout_s * 1000));
+  r.verdict.clear();  // empty = correct so far; the grading steps set a failure
+  try {
+    if (spec.kind == LabKind::conv) grade_conv(ctx);
+    else grade_map(ctx);
+  } catch (const LabFailure& f) {
+    r.verdict = f.verdict;
+    r.message = f.message;
+    r.hint = f.hint;
+  }
+  if (ctx.harness) {
+    ctx.harness->close();
+    r.log = ctx.harness->log();
+  }
+  finish_verdict(spec, r);
+  mention_todos(lab, r);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.exit_code = verdict::exit_code(r.verdict);
+  return r;
+}
+
+}  // namespace labkit::judge

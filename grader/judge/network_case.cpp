@@ -1,0 +1,138 @@
+#include "network_case.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "labkit/cuda_check.h"
+#include "labkit/dataset.h"
+#include "labkit/random.h"
+#include "labkit/stats.h"
+#include "reference/baseline.h"
+#include "reference/network.h"
+#include "remote.h"
+#include "timing_checks.h"
+
+namespace labkit::judge {
+
+using nlohmann::json;
+
+namespace {
+json shape_json(const ConvShape& s) { return {s.B, s.M, s.C, s.H, s.W, s.K}; }
+}  // namespace
+
+network::RemoteConv remote_conv(Session& s, L2Flush& flush) {
+  return [&s, &flush](const ConvShape& sh, std::span<const float> input, std::span<const float> mask,
+                      std::span<float> output, network::LayerTiming& t) {
+    const std::string what = fmt::format("the network's conv layer ({})", to_string(sh));
+    Regions r;
+    const std::uint64_t in = r.add(sh.input_size()), msk = r.add(sh.mask_size()), out = r.add(sh.output_size());
+    s.tensors().reserve(r.total());
+    std::copy(input.begin(), input.end(), s.tensors().floats(in, sh.input_size()).begin());
+    std::copy(mask.begin(), mask.end(), s.tensors().floats(msk, sh.mask_size()).begin());
+    double w_prepare = 0, w_run = 0, w_finish = 0;
+    s.call({{"op", "prepare"}, {"shape", shape_json(sh)}, {"memory", "pageable"}, {"input", {{"offset", in}}},
+            {"mask", {{"offset", msk}}}}, "conv_forward_gpu_prolog, " + what, &w_prepare);
+    flush();
+    LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+    const json ran = s.call({{"op", "run"}}, "conv_forward_gpu, " + what, &w_run);
+    const double event = number(ran, "event_ms", 0, 1e7);
+    const std::uint64_t digest = unsigned_number(ran, "digest");
+    const json fin = s.call({{"op", "finish"}, {"out", out}}, "conv_forward_gpu_epilog, " + what, &w_finish);
+    check_guards(fin, what);
+    const std::span<const float> got = s.tensors().floats(out, sh.output_size());
+    std::copy(got.begin(), got.end(), output.begin());
+    if (host_digest(output) != digest) throw output_changed(what, false);
+    const double floor = floor_ms(double(sh.macs()), double(sh.input_size() + sh.mask_size()) * 4, double(sh.output_size()) * 4);
+    if (event > w_run || event < floor)
+      throw LabFailure(verdict::kTimingImplausible,
+                       fmt::format("The lab reported {:.4f} ms for {}: the kit's clock saw {:.4f} ms for the whole "
+                                   "request and no implementation runs under {:.4f} ms.", event, what, w_run, floor));
+    t.first_ms = t.op_ms = event;
+    t.layer_ms = w_prepare + w_run + w_finish;
+  };
+}
+
+std::function<void(const ConvShape&, float, float, int, network::LayerTiming&)> remote_repeats(
+    Session& s, L2Flush& flush, Precision precision, std::uint64_t seed) {
+  return [&s, &flush, precision, seed](const ConvShape& sh, float lo, float hi, int repeats, network::LayerTiming& t) {
+    SplitMix64 rng(seed_for(seed, to_string(sh)));
+    const double rtt = median_round_trip(s);
+    for (int k = 0; k < repeats; ++k) {
+      const FreshConv fresh{sh, rng.next(), rng.next(), lo, hi};
+      const std::string what = fmt::format("Op Time repeat {} of {}", k + 1, to_string(sh));
+      Regions r;
+      const std::uint64_t out = r.add(sh.output_size());
+      s.tensors().reserve(r.total());
+      s.call({{"op", "prepare"}, {"shape", shape_json(sh)}, {"memory", "pageable"},
+              {"input", {{"seed", fresh.input_seed}, {"lo", lo}, {"hi", hi}}},
+              {"mask", {{"seed", fresh.mask_seed}, {"lo", -0.5}, {"hi", 0.5}}}, {"spacer", k % 3}},
+             "conv_forward_gpu_prolog, " + what);
+      flush();
+      LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+      double wall = 0;
+      const json ran = s.call({{"op", "run"}}, "conv_forward_gpu, " + what, &wall);
+      const double event = number(ran, "event_ms", 0, 1e7);
+      const std::uint64_t digest = unsigned_number(ran, "digest");
+      check_guards(s.call({{"op", "finish"}, {"out", out}}, "conv_forward_gpu_epilog, " + what), what);
+      const std::vector<float> got(s.tensors().floats(out, sh.output_size()).begin(),
+                                   s.tensors().floats(out, sh.output_size()).end());
+      if (host_digest(got) != digest) throw output_changed(what, false);
+      const CaseReport rep = check_fresh_conv(fresh, got, precision, rng.next(), what);
+      if (!rep.passed)
+        throw LabFailure(verdict::kIncorrect, fmt::format("{} ({}): {}\n{}", what, rep.shape, rep.outcome, rep.detail));
+      const double floor = floor_ms(double(sh.macs()), double(sh.input_size() + sh.mask_size()) * 4, double(sh.output_size()) * 4);
+      if (event > wall || event < floor || event < 0.5 * (wall - rtt) - 0.2)
+        throw LabFailure(verdict::kTimingImplausible,
+                         fmt::format("The lab reported {:.4f} ms for {}; the kit's clock saw {:.4f} ms for the request "
+                                     "(round trip {:.4f} ms, floor {:.4f} ms).", event, what, wall, rtt, floor));
+      t.samples_ms.push_back(event);
+    }
+    t.op_ms = stats::median(t.samples_ms);
+  };
+}
+
+void NetworkCase::prepare(Context& ctx, const NetworkAccuracy& want) {
+  want_ = want;
+  const ImageSet set = load_image_set(ctx.opt.data_dir, Split::test);
+  if (set.n < want.images)
+    throw std::runtime_error(fmt::format("lab.json asks for the network on {} test images, but {} holds {}",
+                                         want.images, set.source, set.n));
+  network::RunOptions ro;
+  ro.batch = want.images;
+  ro.data_dir = ctx.opt.data_dir;
+  ro.model_dir = ctx.opt.model_dir;
+  ro.op_repeats = 0;
+  base_ = network::run_network({"baseline", &baseline::conv_ops, {}}, ro);
+  flush_ = std::make_unique<L2Flush>();
+}
+
+CaseReport NetworkCase::run(Context& ctx) {
+  Session& s = ctx.start();
+  L2Flush& flush = *flush_;
+  network::RunOptions ro;
+  ro.batch = want_.images;
+  ro.data_dir = ctx.opt.data_dir;
+  ro.model_dir = ctx.opt.model_dir;
+  ro.op_repeats = 0;
+  const network::RunResult mine = network::run_network({ctx.lab.id, nullptr, remote_conv(s, flush)}, ro);
+  const int differ = network::count_differing(base_.predictions, mine.predictions);
+  const double drop = 100.0 * (base_.accuracy - mine.accuracy);
+  CaseReport rep;
+  rep.name = "network accuracy";
+  rep.origin = "network";
+  rep.shape = fmt::format("the milestone network on the first {} test images", want_.images);
+  rep.passed = drop <= want_.max_drop_points;
+  rep.outcome = rep.passed ? "accuracy kept" : "accuracy lost";
+  rep.worst = want_.max_drop_points > 0 ? std::max(drop, 0.0) / want_.max_drop_points : (drop > 0 ? 1e9 : 0);
+  rep.detail = fmt::format(
+      "accuracy {:.4f} with this conv, {:.4f} with the fp32 baseline's: {:.2f} points lost, at most {:g} allowed; "
+      "{} of {} images classified differently{}",
+      mine.accuracy, base_.accuracy, std::max(drop, 0.0), want_.max_drop_points, differ, want_.images,
+      rep.passed ? "" : ". Every element passed its tolerance, but the errors all lean the same way and move the "
+                        "network's decisions: accumulate fewer terms at low precision");
+  return rep;
+}
+
+}  // namespace labkit::judge

@@ -1,0 +1,56 @@
+// remote.h (judge-private) — what the judge needs to believe a lab's timed calls: fresh inputs
+// per call, the digest, the sampled check of every timed output, the physical floor, and the
+// lab's side of a timed pair built on a harness session.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "labkit/conv.h"
+#include "labkit/device.h"
+#include "labkit/grade_result.h"
+#include "labkit/lab_spec.h"
+#include "labkit/pair_timing.h"
+#include "labkit/session.h"
+
+namespace labkit::judge {
+
+// fresh::digest_term summed over `data` (several threads for big outputs).
+std::uint64_t host_digest(std::span<const float> data);
+
+// The fastest any implementation could run a call that does `macs` multiply-adds and must read
+// `read_bytes` and write `write_bytes` of device memory (beyond what L2 can hold), at the
+// device's peaks with margin: tensor-core rate for the arithmetic, memory clock x bus width for
+// the bytes. A reported time below it is not a time.
+double floor_ms(double macs, double read_bytes, double write_bytes);
+
+// A timed conv call's inputs, drawn fresh for that call (grader/protocol/fresh.h).
+struct FreshConv {
+  ConvShape shape{};
+  std::uint64_t input_seed = 0, mask_seed = 0;
+  float lo = 0, hi = 1;  // the input's range; the mask's is [-0.5, 0.5)
+};
+
+// The output of a timed call checked at `samples` positions picked by `pick_seed` (after the
+// call), against the double-precision conv of the same fresh inputs, plus a scan of every element
+// for the poison pattern, NaN and inf. `name` names the call in the report.
+CaseReport check_fresh_conv(const FreshConv& c, std::span<const float> out, Precision precision,
+                            std::uint64_t pick_seed, const std::string& name, int samples = 2048);
+
+// Bounds the judge places on one lab sample (ms). Exceeding one is timing-implausible.
+struct RemoteCosts {
+  double round_trip_ms = 0;  // median empty request
+  double digest_ms = 0;      // the digest kernel on this output size, timed by the judge
+  double copy_ms = 0;        // a host copy of the output (layer-timed labs copy inside the clock)
+};
+
+// What the remote sides record beside the samples, for the judge's checks after timing.
+struct RemoteLog {
+  std::vector<double> wall_ms, event_ms, host_ms;
+  int calls = 0;
+};
+
+}  // namespace labkit::judge

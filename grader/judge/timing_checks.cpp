@@ -1,0 +1,289 @@
+#include "timing_checks.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "grader/harness/device_ops.h"
+#include "labkit/cuda_check.h"
+#include "labkit/device_buffer.h"
+#include "labkit/event_timer.h"
+#include "labkit/stats.h"
+#include "reference/baseline.h"
+
+namespace labkit::judge {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// How much slower the baseline may run during the pairs than with no lab process alive, and how
+// many clean samples each side of the lab gets.
+constexpr double kInterferenceLimit = 1.10;
+constexpr int kCleanSamples = 7;
+
+struct Baselines::Entry {
+  ConvShape shape{};
+  std::vector<float> input, mask;
+  std::unique_ptr<HostArray> in, msk, out;  // layer: the host arrays of every sample
+  std::vector<float> host_out;
+  float *d_out = nullptr, *d_in = nullptr, *d_mask = nullptr;
+  std::unique_ptr<DeviceBuffer<float>> pristine, data;  // map
+  int dimx = 0, dimy = 0, niterations = 0;
+  std::vector<double> clean_ms;
+  double interleaved_ms = 0;
+  TimedSide timed;
+};
+
+Baselines::~Baselines() {
+  for (auto& e : entries_)
+    if (e->d_out) baseline::conv_ops.epilog(e->host_out.data(), e->d_out, e->d_in, e->d_mask, e->shape);
+}
+
+void Baselines::add(const ConvShape& shape, std::span<const float> input, std::span<const float> mask) {
+  auto e = std::make_unique<Entry>();
+  e->shape = shape;
+  e->input.assign(input.begin(), input.end());
+  e->mask.assign(mask.begin(), mask.end());
+  Entry* p = e.get();
+  if (timed_ == TimedRegion::op) {
+    p->host_out.resize(shape.output_size());
+    baseline::conv_ops.prolog(p->host_out.data(), p->input.data(), p->mask.data(), &p->d_out, &p->d_in, &p->d_mask, shape);
+    p->timed = TimedSide::local([p] { baseline::conv_ops.forward(p->d_out, p->d_in, p->d_mask, p->shape); }, {}, flush_);
+  } else {
+    p->in = std::make_unique<HostArray>(input.size(), HostMemory::pinned);
+    p->msk = std::make_unique<HostArray>(mask.size(), HostMemory::pinned);
+    p->out = std::make_unique<HostArray>(shape.output_size(), HostMemory::pinned);
+    std::copy(input.begin(), input.end(), p->in->data());
+    std::copy(mask.begin(), mask.end(), p->msk->data());
+    p->timed = TimedSide::local([p] {
+      float *o = nullptr, *i = nullptr, *m = nullptr;
+      baseline::conv_ops.prolog(p->out->data(), p->in->data(), p->msk->data(), &o, &i, &m, p->shape);
+      baseline::conv_ops.forward(o, i, m, p->shape);
+      baseline::conv_ops.epilog(p->out->data(), o, i, m, p->shape);
+    }, {}, flush_);
+  }
+  entries_.push_back(std::move(e));
+}
+
+void Baselines::add_map(int dimx, int dimy, int niterations, std::span<const float> input) {
+  auto e = std::make_unique<Entry>();
+  Entry* p = e.get();
+  p->dimx = dimx, p->dimy = dimy, p->niterations = niterations;
+  p->pristine = std::make_unique<DeviceBuffer<float>>(input.size());
+  p->data = std::make_unique<DeviceBuffer<float>>(input.size());
+  p->pristine->upload(input);
+  p->timed = TimedSide::local([p] { baseline::map_ops.forward(p->data->get(), p->dimx, p->dimy, p->niterations); },
+                              [p] {
+                                LABKIT_CUDA_CHECK(cudaMemcpy(p->data->get(), p->pristine->get(), p->data->bytes(),
+                                                             cudaMemcpyDeviceToDevice));
+                              },
+                              flush_);
+  entries_.push_back(std::move(e));
+}
+
+void Baselines::time_clean() {
+  for (auto& e : entries_) {
+    e->timed.sample();  // warm-up
+    for (int i = 0; i < kCleanSamples; ++i) e->clean_ms.push_back(e->timed.sample().event_ms);
+  }
+  ++clean_rounds_;
+}
+
+TimedSide Baselines::side(const ConvShape& shape) {
+  for (auto& e : entries_)
+    if (e->shape.B == shape.B && e->shape.M == shape.M && e->shape.C == shape.C && e->shape.H == shape.H &&
+        e->shape.W == shape.W && e->shape.K == shape.K) {
+      Entry* p = e.get();
+      auto samples = std::make_shared<std::vector<double>>();
+      return {[p, samples] {
+        const Sample s = p->timed.sample();
+        samples->push_back(s.event_ms);
+        p->interleaved_ms = stats::median(*samples);
+        return s;
+      }};
+    }
+  throw std::logic_error("no baseline for " + to_string(shape));
+}
+
+TimedSide Baselines::map_side() {
+  Entry* p = entries_.at(0).get();
+  auto samples = std::make_shared<std::vector<double>>();
+  return {[p, samples] {
+    const Sample s = p->timed.sample();
+    samples->push_back(s.event_ms);
+    p->interleaved_ms = stats::median(*samples);
+    return s;
+  }};
+}
+
+double Baselines::device_digest_ms(std::size_t n) {
+  for (auto& e : entries_) {
+    const float* p = e->d_out && e->shape.output_size() >= n ? e->d_out : e->data && e->data->size() >= n ? e->data->get() : nullptr;
+    if (p) {
+      harness::device_digest(p, n);  // warm-up
+      std::vector<double> ms;
+      for (int i = 0; i < 5; ++i) {
+        const auto t0 = Clock::now();
+        harness::device_digest(p, n);
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      }
+      return stats::median(ms);
+    }
+  }
+  return 0;
+}
+
+double Baselines::host_digest_ms(std::size_t elements) {
+  std::vector<float> v(elements, 1.0f);
+  host_digest(v);
+  std::vector<double> ms;
+  for (int i = 0; i < 3; ++i) {
+    const auto t0 = Clock::now();
+    host_digest(v);
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  return stats::median(ms);
+}
+
+void Baselines::check_interference(GradeResult& result) {
+  time_clean();
+  for (std::size_t i = 0; i < entries_.size() && i < result.timing.size(); ++i) {
+    const Entry& e = *entries_[i];
+    const std::size_t half = e.clean_ms.size() / 2;
+    const double before = stats::median({e.clean_ms.begin(), e.clean_ms.begin() + static_cast<long>(half)});
+    const double after = stats::median({e.clean_ms.begin() + static_cast<long>(half), e.clean_ms.end()});
+    const double clean = std::max(before, after);
+    result.timing[i].base_clean_ms = clean;
+    if (result.verdict.empty() && e.interleaved_ms > kInterferenceLimit * clean) {
+      result.verdict = verdict::kTimingImplausible;
+      result.message = fmt::format(
+          "The baseline, timed by the kit in its own process between the lab's calls, took {:.3f} ms on {}, but "
+          "{:.3f} ms with the lab's process gone ({:.0f}% slower; at most {:.0f}% is noise): work the lab left on "
+          "the GPU after its calls returned slowed it down. The speedup cannot be trusted.",
+          e.interleaved_ms, result.timing[i].name, clean, 100 * (e.interleaved_ms / clean - 1),
+          100 * (kInterferenceLimit - 1));
+      result.hint = "Finish all of the op's work inside conv_forward_gpu; start no threads or streams that outlive it.";
+    }
+  }
+}
+
+double median_round_trip(Session& s) {
+  std::vector<double> ms;
+  for (int i = 0; i < 9; ++i) ms.push_back(s.round_trip_ms());
+  return stats::median(ms);
+}
+
+void check_lab_times(ShapeTiming& st, const RemoteLog& log, const RemoteCosts& costs, bool layer) {
+  for (std::size_t i = 0; i < log.event_ms.size(); ++i)
+    if (log.event_ms[i] > log.wall_ms[i] + 0.02)
+      throw LabFailure(verdict::kTimingImplausible,
+                       fmt::format("On {}, the lab's process reported {:.3f} ms for a request the kit's own clock saw "
+                                   "take {:.3f} ms in all: a time cannot exceed the time that passed.",
+                                   st.name, log.event_ms[i], log.wall_ms[i]));
+  const double reported = stats::median(log.event_ms);
+  const double own = stats::median(log.wall_ms) - costs.round_trip_ms - costs.digest_ms;
+  const double gap = own - reported;
+  st.lab_extra_host_ms = gap;
+  const double allowance = layer ? 0.5 + 0.10 * reported : 0.05 + 0.05 * reported;
+  if (gap > allowance) {
+    const double lab_host = stats::median(log.host_ms);
+    if (lab_host - reported > allowance / 2) {
+      st.hidden_work = true;
+      throw LabFailure(verdict::kHiddenWork,
+                       fmt::format("On {}, conv_forward_gpu's CUDA events measured {:.3f} ms, but the call took {:.3f} ms "
+                                   "until the device was idle: work ran outside the timed region (another stream, a "
+                                   "host thread), so the Op Time would not be the op's time.",
+                                   st.name, reported, lab_host),
+                       "Launch the op's kernels on the default stream, or synchronize the streams you use before "
+                       "conv_forward_gpu returns.");
+    }
+    throw LabFailure(verdict::kTimingImplausible,
+                     fmt::format("On {}, the lab's process reported {:.3f} ms (median), but the kit's own clock measured "
+                                 "{:.3f} ms for the same requests after removing the channel's round trip ({:.3f} ms) "
+                                 "and the digest ({:.3f} ms): {:.3f} ms that the reported time does not account for "
+                                 "(allowed {:.3f} ms). The lab's timer cannot be trusted.",
+                                 st.name, reported, own, costs.round_trip_ms, costs.digest_ms, gap, allowance));
+  }
+  if (!layer && reported < st.floor_ms)
+    throw LabFailure(verdict::kTimingImplausible,
+                     fmt::format("On {}, the lab's process reported {:.4f} ms, below the physical floor of this shape on "
+                                 "this GPU ({:.4f} ms: its multiply-adds at the tensor cores' peak, its bytes at the "
+                                 "memory's): no implementation runs that fast.", st.name, reported, st.floor_ms));
+}
+
+void check_guards(const json& reply, const std::string& call) {
+  const auto it = reply.find("guards");
+  if (it == reply.end() || !it->is_array()) return;
+  for (const json& g : *it) {
+    if (!g.is_object() || !g.value("changed", json(0)).is_number_unsigned()) continue;
+    const std::uint64_t changed = g.value("changed", std::uint64_t(0));
+    if (changed == 0) continue;
+    const std::string what = g.value("what", std::string("a buffer"));
+    throw LabFailure(verdict::kOutOfBounds,
+                     fmt::format("During {}, the lab wrote past the end of {:.40}: {} of the kit's guard bytes after it "
+                                 "changed, the first {} bytes past its last element.",
+                                 call, what, changed, g.value("first", std::uint64_t(0))),
+                     "An index past the end of an array: check the bounds test of every store. `labkit grade <lab> "
+                     "--sanitize` names the line (compute-sanitizer's memcheck).");
+  }
+}
+
+LabFailure output_changed(const std::string& call, bool layer) {
+  return LabFailure(verdict::kHiddenWork,
+                    fmt::format("The output of {} changed after {} returned (the kit sealed it with a digest the moment "
+                                "the call ended, and the output read later differs): work ran outside the timed "
+                                "region, on another stream or a host thread.",
+                                call, layer ? "the layer" : "conv_forward_gpu"),
+                    "Finish the op's work before conv_forward_gpu returns: no detached threads, no streams left running.");
+}
+
+activity::Summary activity_from_json(const json& j) {
+  activity::Summary s;
+  if (!j.is_object()) {
+    s.why = "no activity record came back";
+    return s;
+  }
+  std::vector<activity::Interval> intervals;
+  try {
+  if (j.contains("intervals") && j["intervals"].is_array())
+    for (const json& x : j["intervals"]) {
+      if (!x.is_array() || x.size() != 6) continue;
+      activity::Interval iv;
+      iv.kind = static_cast<activity::Kind>(std::clamp(x[0].get<int>(), 0, 2));
+      iv.start_ns = x[1].get<std::uint64_t>();
+      iv.end_ns = std::max(iv.start_ns, x[2].get<std::uint64_t>());
+      iv.stream = x[3].get<std::uint32_t>();
+      iv.bytes = x[4].get<std::size_t>();
+      iv.pageable = x[5].get<bool>();
+      intervals.push_back(iv);
+    }
+  } catch (const json::exception&) {
+    s.why = "the lab's process sent a malformed activity record";
+    return s;
+  }
+  s = activity::summarize(std::move(intervals));
+  s.available = j.value("available", false);
+  s.why = j.value("why", std::string());
+  s.peak_allocated_bytes = j.value("peak_allocated_bytes", std::size_t(0));
+  s.net_allocated_bytes = j.value("net_allocated_bytes", std::size_t(0));
+  s.allocations = j.value("allocations", std::size_t(0));
+  s.dropped = j.value("dropped", std::size_t(0));
+  return s;
+}
+
+bool all_passed(GradeResult& result) {
+  std::size_t failed = 0;
+  const CaseReport* first = nullptr;
+  for (const CaseReport& c : result.cases)
+    if (!c.passed && failed++ == 0) first = &c;
+  if (failed == 0) return true;
+  result.verdict = verdict::kIncorrect;
+  result.message = fmt::format("{} of {} cases are wrong. The first: {} ({}): {}.", failed, result.cases.size(),
+                               first->name, first->shape, first->outcome);
+  return false;
+}
+
+}  // namespace labkit::judge

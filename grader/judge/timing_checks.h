@@ -1,0 +1,70 @@
+// timing_checks.h (judge-private) — the baseline on the judge's side, and what the judge refuses
+// to believe about a lab's times and outputs.
+//
+//   * Baselines: the baseline's prolog done once per grading shape in the judge's own process
+//     (the lab cannot reach it), its samples for the pairs, and its "clean" times: measured with
+//     no lab process alive, before the lab starts and after it has ended. check_interference()
+//     compares the baseline's times during the pairs with the clean ones: a lab that leaves work
+//     on the GPU to slow the baseline down gets timing-implausible.
+//   * check_lab_times(): every reported time must fit inside the judge's own clock around its
+//     request; their median must account for that clock (less the channel's round trip and the
+//     digest) within a small allowance; and it must not be below the shape's physical floor.
+//   * check_guards(): a reply's guard bytes (labkit/guard_regions.h): out-of-bounds when changed.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "labkit/activity.h"
+#include "labkit/conv.h"
+#include "labkit/conv_run.h"
+#include "labkit/device.h"
+#include "labkit/grade_result.h"
+#include "labkit/lab_spec.h"
+#include "labkit/pair_timing.h"
+#include "labkit/session.h"
+#include "remote.h"
+
+namespace labkit::judge {
+
+// A timed call whose output is wrong: reported as an incorrect case.
+struct TimedCallWrong {
+  CaseReport report;
+};
+
+class Baselines {
+ public:
+  Baselines(TimedRegion timed, L2Flush& flush) : timed_(timed), flush_(flush) {}
+  ~Baselines();
+  void add(const ConvShape& shape, std::span<const float> input, std::span<const float> mask);
+  // The map lab's baseline: its in-place workload, restored before every sample.
+  void add_map(int dimx, int dimy, int niterations, std::span<const float> input);
+  void time_clean();  // call once before the lab starts and once after it has ended
+  TimedSide side(const ConvShape& shape);
+  TimedSide map_side();
+  double device_digest_ms(std::size_t elements);  // the digest kernel on this many floats, timed here
+  double host_digest_ms(std::size_t elements);
+  // Sets timing-implausible on `result` when the baseline ran slower during the pairs.
+  void check_interference(GradeResult& result);
+
+ private:
+  struct Entry;
+  TimedRegion timed_;
+  L2Flush& flush_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+  int clean_rounds_ = 0;
+};
+
+double median_round_trip(Session& s);
+void check_lab_times(ShapeTiming& st, const RemoteLog& log, const RemoteCosts& costs, bool layer);
+void check_guards(const nlohmann::json& reply, const std::string& call);
+LabFailure output_changed(const std::string& call, bool layer);
+activity::Summary activity_from_json(const nlohmann::json& j);
+// Sets the "incorrect" verdict when a case failed; true when every case passed.
+bool all_passed(GradeResult& result);
+
+}  // namespace labkit::judge

@@ -1,0 +1,109 @@
+// labkit-network — the milestone program, run once per row of `labkit report`: the network with
+// the baseline's conv, the CPU reference, cuDNN when the toolkit has it, or a lab's conv run in
+// the lab's sandboxed harness (`lab --harness EXE --lab ID`): this program is then the judge of
+// that lab's layers, and every time and output it prints was checked on this side.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "grader/judge/network_case.h"
+#include "labkit/cuda_check.h"
+#include "labkit/device.h"
+#include "labkit/exit_codes.h"
+#include "labkit/judge.h"
+#include "labkit/lab_spec.h"
+#include "labkit/network_run.h"
+#include "labkit/random.h"
+#include "labkit/session.h"
+#include "reference/baseline.h"
+#ifdef LABKIT_HAVE_CUDNN
+#include "reference/cudnn_conv.h"
+#endif
+
+namespace {
+
+// `lab --harness EXE --lab ID [--precision P] [--sandbox MODE]`, then the network's own options.
+int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program_start) {
+  std::string harness, lab, precision = "fp32", mode = "bubblewrap";
+  std::vector<std::string> rest{argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](std::string& into) {
+      if (i + 1 < argc) into = argv[++i];
+    };
+    if (a == "--harness") value(harness);
+    else if (a == "--lab") value(lab);
+    else if (a == "--precision") value(precision);
+    else if (a == "--sandbox") value(mode);
+    else rest.push_back(a);
+  }
+  if (harness.empty() || lab.empty()) {
+    fmt::print(stderr, "usage: labkit-network lab --harness EXE --lab ID [--precision fp32|fp16] [--sandbox bubblewrap|none] "
+                       "--network --batch N --data DIR --model DIR [--op-repeats R]\n");
+    return labkit::exit_code::kUsage;
+  }
+  if (!labkit::cuda_device_available()) {
+    fmt::print("{}\n", nlohmann::json{{"error", "no usable CUDA device: the lab's conv needs one"},
+                                      {"exit_code", labkit::exit_code::kNoDevice}}.dump());
+    return labkit::exit_code::kNoDevice;
+  }
+  try {
+    labkit::SessionOptions so;
+    so.harness = harness;
+    so.lab_id = lab;
+    so.kind = "conv";
+    so.sandbox = labkit::sandbox::parse_mode(mode);
+    if (so.sandbox == labkit::sandbox::Mode::bubblewrap) {
+      so.probe = labkit::sandbox::probe();
+      if (!so.probe.available) throw std::runtime_error("the sandbox (bubblewrap) cannot start here: " + so.probe.why);
+      for (const std::string& h : labkit::judge::kit_paths_to_hide()) so.policy.hide.push_back(h);
+    }
+    so.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(20);
+    auto flush = std::make_unique<labkit::L2Flush>();
+    labkit::Session session(so);
+    session.start();
+    std::random_device rd;
+    const labkit::Precision p = precision == "fp16" ? labkit::Precision::fp16 : labkit::Precision::fp32;
+    labkit::network::ConvBackend backend{lab, nullptr, labkit::judge::remote_conv(session, *flush)};
+    const auto repeats = labkit::judge::remote_repeats(session, *flush, p, (std::uint64_t(rd()) << 32) ^ rd());
+    const int status = labkit::network::program_main(int(rest.size()), rest.data() == nullptr ? argv : [&] {
+      static std::vector<char*> v;
+      for (std::string& s : rest) v.push_back(s.data());
+      return v.data();
+    }(), backend, program_start, repeats);
+    session.close();
+    return status;
+  } catch (const std::exception& e) {
+    fmt::print("{}\n", nlohmann::json{{"error", e.what()}, {"exit_code", labkit::exit_code::kFail}}.dump());
+    return labkit::exit_code::kFail;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto program_start = std::chrono::steady_clock::now();
+  if (argc >= 2 && std::strcmp(argv[1], "lab") == 0) return run_lab(argc - 1, argv + 1, program_start);
+  std::map<std::string, labkit::network::ConvBackend> backends{
+      {"baseline", {"baseline", &labkit::baseline::conv_ops, {}}},
+      {"cpu", {"cpu-reference", nullptr, {}}},
+  };
+#ifdef LABKIT_HAVE_CUDNN
+  backends["cudnn"] = {"cudnn", &labkit::cudnn::conv_ops, {}};
+#endif
+  // The first argument names the conv; the rest is the network program's (network_run.h).
+  std::string names;
+  for (const auto& [name, _] : backends) names += (names.empty() ? "" : "|") + name;
+  if (argc < 2 || !backends.contains(argv[1])) {
+    fmt::print(stderr, "usage: labkit-network {}|lab --network --batch N --data DIR --model DIR [--op-repeats R]\n", names);
+    if (argc >= 2 && std::strcmp(argv[1], "cudnn") == 0)
+      fmt::print(stderr, "labkit-network: cuDNN was not found when the kit was configured\n");
+    return labkit::exit_code::kUsage;
+  }
+  return labkit::network::program_main(argc - 1, argv + 1, backends.at(argv[1]), program_start);
+}
