@@ -59,7 +59,7 @@ Row run_conv_case(const std::string& name, const ConvShape& shape, std::span<con
   Row row{name, to_string(shape), {}, 0, ""};
   ConvRunResult run = run_conv_checked(baseline::conv_ops, shape, input, mask);
   row.cmp = check::compare(run.output, expected, reference::conv_error_scale_gpu(shape, input, mask),
-                           check::conv_tolerance(shape, Precision::fp32));
+                           check::conv_tolerance(shape, Precision::fp32, check::max_abs(input), check::max_abs(mask)));
   if (!run.input_unchanged || !run.mask_unchanged) row.note = "input or mask modified";
   row.op_ms = stats::median(time_conv_forward(baseline::conv_ops, shape, input, mask, 3, samples, flush));
   return row;

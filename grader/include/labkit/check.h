@@ -1,14 +1,20 @@
 // labkit/check.h — is a lab's output right? The grader's per-element, scale-aware rule.
 //
 // Contract (docs/grading.md explains every number)
-//   * Element i passes when |got_i - expected_i| <= rel * bound_i + kUnderflowFloor.
-//     conv: bound_i = sum over the element's C*K*K terms of |x * w| (the reference conv of |input|
-//           and |mask|), rel = gamma_k = k*u/(1-k*u) with k = C*K*K + 1 (fp32) or + 2 (fp16) and
-//           u the unit roundoff of the lab's precision (2^-24 fp32, 2^-11 fp16). That is the
-//           textbook worst-case error of a floating-point dot product in ANY summation order
-//           (sequential, tree, atomics, fused), so no correct fp32 kernel can fail it, while every
-//           element carries its own scale: an output that is small because of cancellation is
-//           not judged against the tensor's largest value.
+//   * Element i passes when |got_i - expected_i| <= rel * bound_i + abs + kUnderflowFloor.
+//     conv: bound_i = sum over the element's n = C*K*K terms of |x * w| (the reference conv of
+//           |input| and |mask|), rel = gamma_k = k*u/(1-k*u) with k = n + 1 (fp32) or n + 2
+//           (fp16) and u the unit roundoff of the lab's precision (2^-24 fp32, 2^-11 fp16). That
+//           is the textbook worst-case error of a floating-point dot product in ANY summation
+//           order (sequential, tree, atomics, fused), so no correct fp32 kernel can fail it, while
+//           every element carries its own scale: an output that is small because of cancellation
+//           is not judged against the tensor's largest value. fp32: abs = 0.
+//           fp16 (any reduced format): abs = (1+gamma_n) * n * eta/2 * ((1+u)(X + W) + 2 + eta/2),
+//           X = max|input|, W = max|mask| of the case, eta the format's subnormal spacing (2^-24
+//           for half): below half's normal range (2^-14) the rounding of x, w, a product or a
+//           partial sum loses up to eta/2 absolute, not relative. docs/grading.md derives it.
+//           Valid while no input or half partial sum overflows half (65504): an overflow is inf
+//           and fails as non-finite, never passes.
 //     map:  bound_i = |expected_i|, rel = kMapRelTolerance (fp32 elementwise math; see .cpp).
 //   * NaN and inf never pass. An element still holding the poison pattern (all bits set) is
 //     reported as never written, apart from NaNs the kernel computed.
@@ -33,10 +39,17 @@ inline constexpr double kMapRelTolerance = 1e-4;
 
 struct Tolerance {
   double rel = 0;
-  std::string rule;  // "|err| <= 196 * 2^-24 * sum|x*w|", for reports
+  std::string rule;  // "|err| <= gamma_197 * sum|x*w|, ...", for reports
+  double abs = 0;    // added to every element's allowance (reduced precision's subnormals)
 };
 
-Tolerance conv_tolerance(const ConvShape& shape, Precision precision);
+// max_abs_input and max_abs_mask: the largest |value| of the case's input and mask (max_abs), used
+// by the fp16 rule's absolute term and ignored by fp32's. Throws std::invalid_argument when
+// either is negative or not finite, or when n + 2 >= 1/u (no gamma exists: more than 2045 terms
+// in fp16).
+Tolerance conv_tolerance(const ConvShape& shape, Precision precision, double max_abs_input,
+                         double max_abs_mask);
+double max_abs(std::span<const float> values);  // NaN if any value is NaN
 Tolerance map_tolerance();
 
 // Names and extents of the output's dimensions, outermost first: {"b","m","h","w"} for conv.
