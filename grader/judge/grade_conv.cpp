@@ -99,7 +99,7 @@ CaseReport check_case(Context& ctx, const ConvCase& c, const Expected& ref, int 
 
   CaseReport rep{c.name, c.origin, to_string(sh), false, "", "", 0};
   const std::span<const float> got = t.floats(out, sh.output_size());
-  const check::Result cmp = check::compare(got, ref.values, ref.bound, check::conv_tolerance(sh, ctx.spec.precision));
+  const check::Result cmp = check::compare(got, ref.values, ref.bound, check::conv_tolerance(sh, ctx.spec.precision, check::max_abs(c.input), check::max_abs(c.mask)));
   rep.worst = cmp.worst;
   const bool on_device = same(t.floats(in1, sh.input_size()), c.input) && same(t.floats(mask1, sh.mask_size()), c.mask);
   if (!on_device) {
@@ -227,7 +227,7 @@ void grade_conv(Context& ctx) {
   const std::vector<ConvCase> grading = grading_cases(opt.seed, opt.batch);
   if (!opt.under_sanitizer || opt.batch <= 64)
     for (const ConvCase& c : grading) cases.push_back(c);
-  result.tolerance = check::conv_tolerance(grading.back().shape, ctx.spec.precision).rule + " (n = C*K*K of each case)";
+  result.tolerance = check::conv_tolerance(grading.back().shape, ctx.spec.precision, check::max_abs(grading.back().input), check::max_abs(grading.back().mask)).rule + " (n = C*K*K of each case)";
 
   // Everything the judge computes on the GPU happens before the lab's process exists.
   std::vector<Expected> expected;

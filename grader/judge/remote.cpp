@@ -92,7 +92,7 @@ CaseReport check_fresh_conv(const FreshConv& c, std::span<const float> out, Prec
     expected.push_back(acc);
     bound.push_back(mag);
   }
-  check::Result cmp = check::compare(got, expected, bound, check::conv_tolerance(s, precision));
+  check::Result cmp = check::compare(got, expected, bound, check::conv_tolerance(s, precision, std::max(std::fabs(double(c.lo)), std::fabs(double(c.hi))), 0.5));
   for (check::Mismatch& m : cmp.first) m.index = positions[m.index];
   rep.passed = cmp.passed() && unwritten == 0 && nonfinite == 0;
   rep.worst = cmp.worst;
