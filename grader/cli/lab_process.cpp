@@ -114,11 +114,10 @@ void choose_sandbox(const std::string& mode_text, judge::Options& o) {
   o.probe = sandbox::probe();
   if (!o.probe.available)
     throw std::runtime_error(fmt::format(
-        "the sandbox the lab's code runs in (bubblewrap) cannot start here: {}.
-"
+        "the sandbox the lab's code runs in (bubblewrap) cannot start here: {}.\n"
         "  Install bubblewrap (Debian: apt-get install bubblewrap) or allow user namespaces; to grade without a "
-        "sandbox on a machine you trust, pass --sandbox none (or set LABKIT_SANDBOX=none): every report then says "
-        "\"sandbox: none\".", o.probe.why));
+        "sandbox on a machine you trust, pass --sandbox none (or set LABKIT_SANDBOX=none): every report then says \"sandbox: none\".",
+        o.probe.why));
   // What the lab must not see: this kit (its fixtures, solutions, expected files, build tree and
   // results), the data, and the home folders.
   o.hide = judge::kit_paths_to_hide();

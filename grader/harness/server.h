@@ -10,6 +10,7 @@
 #include <string>
 
 #include "labkit/conv.h"
+#include "labkit/map.h"
 
 namespace labkit::harness {
 

@@ -15,6 +15,7 @@
 #include "labkit/clocks.h"
 #include "labkit/cuda_check.h"
 #include "labkit/fixtures.h"
+#include "labkit/map.h"
 #include "labkit/random.h"
 #include "labkit/stats.h"
 #include "reference/map_workload.h"

@@ -9,6 +9,7 @@
 
 #include "grading.h"
 #include "labkit/clocks.h"
+#include "labkit/cuda_check.h"
 #include "labkit/device.h"
 #include "labkit/lab_spec.h"
 #include "labkit/stats.h"

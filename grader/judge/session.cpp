@@ -133,6 +133,11 @@ void Session::ended(const std::string& what) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   open_ = false;
+  // bubblewrap reports a harness killed by signal N as its own exit code 128 + N.
+  if (how.exited && o_.sandbox == sandbox::Mode::bubblewrap && how.exit_code > 128 && how.exit_code < 128 + 65) {
+    how.exited = false;
+    how.signal = how.exit_code - 128;
+  }
   if (!how.exited) {
     const bool segv = how.signal == SIGSEGV || how.signal == SIGBUS;
     throw LabFailure(verdict::kCrashed,

@@ -37,6 +37,8 @@ struct Baselines::Entry {
   TimedSide timed;
 };
 
+Baselines::Baselines(TimedRegion timed, L2Flush& flush) : timed_(timed), flush_(flush) {}
+
 Baselines::~Baselines() {
   for (auto& e : entries_)
     if (e->d_out) baseline::conv_ops.epilog(e->host_out.data(), e->d_out, e->d_in, e->d_mask, e->shape);

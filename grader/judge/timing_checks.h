@@ -38,7 +38,7 @@ struct TimedCallWrong {
 
 class Baselines {
  public:
-  Baselines(TimedRegion timed, L2Flush& flush) : timed_(timed), flush_(flush) {}
+  Baselines(TimedRegion timed, L2Flush& flush);
   ~Baselines();
   void add(const ConvShape& shape, std::span<const float> input, std::span<const float> mask);
   // The map lab's baseline: its in-place workload, restored before every sample.

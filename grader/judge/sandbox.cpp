@@ -1,0 +1,281 @@
+#include "labkit/sandbox.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <regex>
+#include <stdexcept>
+#include <system_error>
+
+#include "labkit/subprocess.h"
+
+namespace labkit::sandbox {
+namespace {
+
+namespace fs = std::filesystem;
+using Args = std::vector<std::string>;
+
+// Host directories that may hold the instructor's or other users' files, or sockets into
+// services (/run: docker, dbus): empty inside whatever the policy says.
+constexpr const char* kAlwaysHidden[] = {"/home", "/root", "/run", "/var/tmp", "/mnt", "/media"};
+// Not taken from the host: each gets a fresh one of its own.
+constexpr const char* kPrivateTop[] = {"/proc", "/dev", "/tmp"};
+constexpr const char* kEnvAllowed[] = {"PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
+                                       "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"};
+
+bool is_under(const fs::path& p, const fs::path& dir) {
+  const auto [d, _] = std::mismatch(dir.begin(), dir.end(), p.begin(), p.end());
+  return d == dir.end();
+}
+
+bool under_private_top(const fs::path& p) {
+  return std::any_of(std::begin(kPrivateTop), std::end(kPrivateTop), [&](const char* t) { return is_under(p, t); });
+}
+
+// Absolute, symlinks resolved (bwrap would follow them inside, where they may point elsewhere);
+// empty when it does not exist.
+fs::path resolve(const fs::path& p) {
+  std::error_code ec;
+  fs::path r = fs::canonical(fs::absolute(p, ec), ec);
+  return ec ? fs::path{} : r;
+}
+
+enum class Kind { hide_dir, hide_file, extra };
+struct Mount {
+  fs::path path;
+  Kind kind;
+};
+
+// Hidden paths and extras that exist, parents before children so that the most specific path
+// wins (an extra under a hidden directory shows; a hide under an extra hides). A hide is dropped
+// when its nearest such ancestor is another hide (already empty; a tmpfs over the parent would
+// also bury the child's mount point, and remounting it read-only would fail) or, without an
+// extra above it, when it lies in /tmp, /proc or /dev (none of the host's shows there anyway).
+std::vector<Mount> mounts(const Policy& policy) {
+  std::vector<fs::path> hides(std::begin(kAlwaysHidden), std::end(kAlwaysHidden));
+  // $HOME, unless it is a top-level system directory or / (a service account's HOME=/usr).
+  if (const char* home = std::getenv("HOME"); home != nullptr && fs::path(home).is_absolute())
+    if (const fs::path h = resolve(home); std::distance(h.begin(), h.end()) > 2) hides.push_back(h);
+  for (const auto& h : policy.hide) {
+    if (resolve(h) == "/") throw std::invalid_argument(fmt::format("sandbox: cannot hide {}: that is the whole file system", h.string()));
+    hides.push_back(h);
+  }
+  std::vector<Mount> all;
+  for (const auto& h : hides)
+    if (fs::path r = resolve(h); !r.empty()) all.push_back({r, fs::is_directory(r) ? Kind::hide_dir : Kind::hide_file});
+  for (const auto& x : policy.read_only_extra)
+    if (fs::path r = resolve(x); !r.empty()) all.push_back({r, Kind::extra});
+  // fs::path orders element by element, so a parent sorts before its children; at one path the
+  // extra comes last and wins.
+  std::stable_sort(all.begin(), all.end(), [](const Mount& a, const Mount& b) {
+    return a.path != b.path ? a.path < b.path : (a.kind != Kind::extra && b.kind == Kind::extra);
+  });
+  std::vector<Mount> kept;
+  for (const auto& m : all) {
+    if (m.kind != Kind::extra) {
+      const auto nearest = std::find_if(kept.rbegin(), kept.rend(), [&](const Mount& k) { return is_under(m.path, k.path); });
+      if (nearest != kept.rend() ? nearest->kind != Kind::extra : under_private_top(m.path)) continue;
+    }
+    kept.push_back(m);
+  }
+  return kept;
+}
+
+// The host's / entry by entry (not `--ro-bind / /`): a read-only / would leave no place to create
+// kInsidePath, so the root is bwrap's own tmpfs, made read-only once everything is mounted.
+void bind_top_level(Args& a) {
+  for (const auto& e : fs::directory_iterator("/", fs::directory_options::skip_permission_denied)) {
+    const std::string p = e.path().string();
+    if (std::find(std::begin(kPrivateTop), std::end(kPrivateTop), p) != std::end(kPrivateTop)) continue;
+    std::error_code ec;
+    if (e.is_symlink(ec)) {
+      a.insert(a.end(), {"--symlink", fs::read_symlink(e.path(), ec).string(), p});
+    } else if (e.is_directory(ec) || e.is_regular_file(ec)) {
+      a.insert(a.end(), {"--ro-bind", p, p});
+    }  // sockets and fifos at the top level are left out
+  }
+}
+
+void set_env(Args& a) {
+  a.push_back("--clearenv");
+  for (const char* name : kEnvAllowed)
+    if (const char* v = std::getenv(name); v != nullptr) a.insert(a.end(), {"--setenv", name, v});
+  a.insert(a.end(), {"--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--setenv", "CUDA_CACHE_DISABLE", "1"});
+}
+
+void sized_tmpfs(Args& a, std::uint64_t bytes, const char* where) {
+  if (bytes > 0) a.insert(a.end(), {"--size", std::to_string(bytes)});
+  a.insert(a.end(), {"--tmpfs", where});
+}
+
+Args build(const fs::path& bwrap, const Policy& policy, const Args& argv_inside) {
+  if (argv_inside.empty() || argv_inside[0].empty()) throw std::invalid_argument("sandbox: empty command line for inside");
+  const fs::path exe = resolve(policy.executable);
+  if (exe.empty() || !fs::is_regular_file(exe))
+    throw std::invalid_argument(fmt::format("sandbox: the harness executable \"{}\" is not an existing file",
+                                            policy.executable.string()));
+
+  // bwrap applies these in order, each over what came before, so the order is the design:
+  //  1. namespaces, no capabilities (root could otherwise unmount the hiding tmpfs);
+  //  2. the host's top-level entries read-only;
+  //  3. fresh /proc and /dev, the GPU nodes, a sized /dev/shm, then /dev read-only (no files
+  //     filling memory there; device nodes stay usable on a read-only mount);
+  //  4. the private /tmp;
+  //  5. hidden paths (an empty tmpfs over a directory, /dev/null over a file) and extras, parents
+  //     first (see mounts()); the tmpfs stay writable until step 7 for the extras' mount points;
+  //  6. the executable, whatever hides its host path;
+  //  7. hidden tmpfs and / read-only (not recursive: mounts on them keep their own flags);
+  //  8. working directory and environment; then the command.
+  Args a{bwrap.string(), "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc",
+         "--unshare-uts", "--new-session", "--cap-drop", "ALL"};
+  bind_top_level(a);
+  a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev"});
+  for (const auto& node : gpu_device_nodes("/dev")) a.insert(a.end(), {"--dev-bind-try", node.string(), node.string()});
+  sized_tmpfs(a, policy.tmp_bytes, "/dev/shm");
+  a.insert(a.end(), {"--remount-ro", "/dev"});
+  sized_tmpfs(a, policy.tmp_bytes, "/tmp");
+  std::vector<std::string> hidden_dirs;
+  for (const auto& m : mounts(policy)) {
+    const std::string p = m.path.string();
+    if (m.kind == Kind::hide_dir) {
+      a.insert(a.end(), {"--tmpfs", p});
+      hidden_dirs.push_back(p);
+    } else {
+      a.insert(a.end(), {"--ro-bind", m.kind == Kind::extra ? p : "/dev/null", p});
+    }
+  }
+  a.insert(a.end(), {"--ro-bind", exe.string(), kInsidePath});
+  for (const auto& d : hidden_dirs) a.insert(a.end(), {"--remount-ro", d});
+  a.insert(a.end(), {"--remount-ro", "/", "--chdir", "/tmp"});
+  set_env(a);
+  a.push_back("--");
+  a.insert(a.end(), argv_inside.begin(), argv_inside.end());
+  return a;
+}
+
+bool executable_file(const fs::path& p) { return fs::is_regular_file(p) && ::access(p.c_str(), X_OK) == 0; }
+
+fs::path find_bwrap(const fs::path& hint, std::string& why) {
+  if (!hint.empty()) {
+    const fs::path p = fs::absolute(hint);
+    if (executable_file(p)) return p;
+    why = fmt::format("bwrap not found at {} (no such executable file)", p.string());
+    return {};
+  }
+  std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  for (std::size_t start = 0; start <= path.size();) {
+    const std::size_t end = std::min(path.find(':', start), path.size());
+    if (end > start)
+      if (const fs::path p = fs::path(path.substr(start, end - start)) / "bwrap"; p.is_absolute() && executable_file(p))
+        return p;
+    start = end + 1;
+  }
+  if (executable_file("/usr/bin/bwrap")) return "/usr/bin/bwrap";
+  why = "bwrap not found in PATH or /usr/bin (install bubblewrap: tools/install-deps.sh)";
+  return {};
+}
+
+std::string first_line(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find('\n', b) - b);
+}
+
+// RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL at the hard one for a harness that ignores it.
+constexpr rlim_t kCpuKillAfter = 2;
+
+int lower_limit(int resource, rlim_t soft, rlim_t hard) noexcept {
+  rlimit old{};
+  if (::getrlimit(resource, &old) != 0) return errno;
+  rlimit lim{std::min(soft, old.rlim_max), std::min(hard, old.rlim_max)};
+  if (::setrlimit(resource, &lim) != 0) return errno;
+  return 0;
+}
+
+}  // namespace
+
+std::vector<fs::path> gpu_device_nodes(const fs::path& dev) {
+  static const std::regex kNames("nvidiactl|nvidia-uvm|nvidia-uvm-tools|nvidia-modeset|nvidia[0-9]+|nvidia-caps");
+  std::vector<fs::path> nodes;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dev, ec))
+    if (std::regex_match(e.path().filename().string(), kNames)) nodes.push_back(e.path());
+  std::sort(nodes.begin(), nodes.end());
+  return nodes;
+}
+
+Probe probe(const fs::path& bwrap_hint) {
+  Probe p;
+  p.bwrap = find_bwrap(bwrap_hint, p.why);
+  if (p.bwrap.empty()) {
+    p.bwrap = bwrap_hint;
+    return p;
+  }
+  subprocess::Options o;
+  o.timeout = std::chrono::seconds(10);
+  const auto version = subprocess::run({p.bwrap.string(), "--version"}, o);
+  p.version = first_line(version.out);
+  if (p.version.empty()) p.version = "bubblewrap (unknown version)";
+
+  Policy policy;
+  policy.executable = executable_file("/bin/true") ? "/bin/true" : "/usr/bin/true";
+  Args argv;
+  try {
+    argv = build(p.bwrap, policy, {kInsidePath});
+  } catch (const std::exception& e) {
+    p.why = e.what();
+    return p;
+  }
+  const auto r = subprocess::run(argv, o);
+  p.available = r.started && !r.timed_out && r.signal == 0 && r.exit_code == 0;
+  if (!p.available) {
+    const std::string line = first_line(r.err);
+    p.why = line.empty() ? fmt::format("{} {}", p.bwrap.string(), r.describe()) : line;
+  }
+  return p;
+}
+
+std::vector<std::string> command(const Probe& probe, const Policy& policy, const std::vector<std::string>& argv_inside) {
+  if (!probe.available)
+    throw std::logic_error(fmt::format("the bubblewrap sandbox is not available: {}", probe.why));
+  return build(probe.bwrap, policy, argv_inside);
+}
+
+int apply_limits(const Limits& l) noexcept {
+  int first = 0;
+  const auto set = [&](int resource, rlim_t soft, rlim_t hard) {
+    if (const int e = lower_limit(resource, soft, hard); e != 0 && first == 0) first = e;
+  };
+  if (l.cpu_seconds > 0) {
+    const auto s = static_cast<rlim_t>(std::ceil(l.cpu_seconds));
+    set(RLIMIT_CPU, s, s + kCpuKillAfter);
+  }
+  if (l.file_bytes > 0) set(RLIMIT_FSIZE, l.file_bytes, l.file_bytes);
+  if (l.data_bytes > 0) set(RLIMIT_DATA, l.data_bytes, l.data_bytes);
+  if (l.processes > 0) set(RLIMIT_NPROC, l.processes, l.processes);
+  if (l.open_files > 0) set(RLIMIT_NOFILE, l.open_files, l.open_files);
+  set(RLIMIT_CORE, 0, 0);
+  return first;
+}
+
+std::string describe(Mode mode, const Probe& probe) {
+  if (mode == Mode::none) return "none";
+  if (!probe.available) return fmt::format("bubblewrap (not available: {})", probe.why);
+  return fmt::format("{} (no network, private /tmp, kit hidden)", probe.version);
+}
+
+Mode parse_mode(const std::string& text) {
+  if (text == "bubblewrap" || text == "bwrap") return Mode::bubblewrap;
+  if (text == "none") return Mode::none;
+  throw std::invalid_argument(
+      fmt::format("unknown sandbox \"{}\": use bubblewrap (or bwrap), or none to run the harness unsandboxed", text));
+}
+
+}  // namespace labkit::sandbox
