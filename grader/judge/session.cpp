@@ -72,10 +72,12 @@ void Session::start() {
   if (o_.sandbox == sandbox::Mode::bubblewrap) {
     o_.policy.executable = o_.harness;
     inside.push_back(sandbox::kInsidePath);
+    inside.insert(inside.end(), o_.harness_args.begin(), o_.harness_args.end());
     inside.push_back("--channel");
     argv = sandbox::command(o_.probe, o_.policy, inside);
   } else {
     inside.push_back(o_.harness);
+    inside.insert(inside.end(), o_.harness_args.begin(), o_.harness_args.end());
     inside.push_back("--channel");
     argv = inside;
   }
@@ -96,9 +98,14 @@ void Session::start() {
     process_.kill();
     throw LabFailure(verdict::kTimeout,
                      fmt::format("The lab's program did not answer within {:.0f} s of starting: something in {} "
-                                 "never returned.", std::chrono::duration<double>(deadline - Clock::now()).count() +
-                                                        o_.startup_s, what),
+                                 "never returned.", o_.startup_s, what),
                      "A static initializer or a global object's constructor in kernel.cu that never returns.");
+  }
+  if (st == wire::ReadStatus::malformed) {
+    process_.kill();
+    throw LabFailure(verdict::kProtocolError,
+                     fmt::format("The kit's channel received {} during {}, where the lab's program must say hello: "
+                                 "kernel.cu must not write into the kit's file descriptors.", why, what));
   }
   if (st != wire::ReadStatus::ok) ended(what);
   if (f.type != wire::Type::hello) {

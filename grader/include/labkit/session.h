@@ -77,6 +77,7 @@ struct SessionOptions {
   sandbox::Probe probe;            // of bubblewrap, when sandbox is bubblewrap
   sandbox::Policy policy;          // its executable is set from `harness`
   std::vector<std::string> wrapper;  // run before the harness, inside the sandbox (compute-sanitizer)
+  std::vector<std::string> harness_args;  // before --channel (the kit's protocol tests)
   double startup_s = 60;           // for hello
   std::chrono::steady_clock::time_point deadline;  // of the whole lab
 };

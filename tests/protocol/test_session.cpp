@@ -1,0 +1,165 @@
+// The judge's side of the channel against a harness that breaks the protocol at each step
+// (tests/protocol/fake_harness.cpp): every misbehaviour is a verdict of the lab, named in the
+// message, never a judge crash and never kit-error. Runs on any machine, without a GPU; each case
+// runs bare and, where bubblewrap works here, inside the sandbox too.
+#include <doctest/doctest.h>
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+#include "grader/protocol/wire.h"
+#include "labkit/grade_result.h"
+#include "labkit/session.h"
+
+namespace {
+
+using labkit::LabFailure;
+using labkit::Session;
+using labkit::SessionOptions;
+namespace verdict = labkit::verdict;
+
+std::string fake() {
+  const char* p = std::getenv("LABKIT_FAKE_HARNESS");
+  REQUIRE(p != nullptr);
+  return p;
+}
+
+std::vector<labkit::sandbox::Mode> modes() {
+  std::vector<labkit::sandbox::Mode> m{labkit::sandbox::Mode::none};
+  if (labkit::sandbox::probe().available) m.push_back(labkit::sandbox::Mode::bubblewrap);
+  return m;
+}
+
+// A harness is a wrapper (`fake_harness MODE`) in front of the "--channel" argument.
+SessionOptions options(const std::string& mode, labkit::sandbox::Mode sandbox, double seconds = 10) {
+  SessionOptions o;
+  o.lab_id = "fake";
+  o.kind = "conv";
+  o.sandbox = sandbox;
+  if (sandbox == labkit::sandbox::Mode::bubblewrap) o.probe = labkit::sandbox::probe();
+  o.harness = fake();
+  o.harness_args = {mode};
+  o.startup_s = 3;
+  o.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(long(seconds * 1000));
+  return o;
+}
+
+// Starts a session in `mode` and makes one request; returns the failure (or "none").
+LabFailure outcome(const std::string& mode, labkit::sandbox::Mode sandbox, double seconds = 10) {
+  Session s(options(mode, sandbox, seconds));
+  try {
+    s.start();
+    s.call({{"op", "run"}}, "conv_forward_gpu (case test)");
+    s.call({{"op", "run"}}, "conv_forward_gpu (case test, again)");
+    s.close();
+  } catch (const LabFailure& f) {
+    return f;
+  }
+  return LabFailure("none", "no failure");
+}
+
+void expect(const std::string& mode, const char* v, const char* text, double seconds = 10) {
+  for (auto sandbox : modes()) {
+    CAPTURE(mode);
+    CAPTURE(int(sandbox));
+    const LabFailure f = outcome(mode, sandbox, seconds);
+    CHECK(f.verdict == v);
+    CHECK_MESSAGE(f.message.find(text) != std::string::npos, f.message);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a well-behaved harness: hello, replies in order, bye") {
+  for (auto sandbox : modes()) {
+    Session s(options("good", sandbox));
+    s.start();
+    double wall = 0;
+    const auto r = s.call({{"op", "run"}}, "conv_forward_gpu", &wall);
+    CHECK(r.at("event_ms").get<double>() == 0.5);
+    CHECK(wall > 0);
+    CHECK(s.round_trip_ms() > 0);
+    s.close();
+  }
+}
+
+TEST_CASE("a harness that ends or hangs before its hello") {
+  expect("exit-before-hello", verdict::kProtocolError, "exited with code 0");
+  expect("crash-before-hello", verdict::kCrashed, "SIGSEGV");
+  expect("hang-before-hello", verdict::kTimeout, "did not answer");
+}
+
+TEST_CASE("a harness whose first message is not its hello") {
+  expect("garbage", verdict::kProtocolError, "not a frame");
+  expect("wrong-hello", verdict::kProtocolError, "someone-else");
+  expect("done-first", verdict::kProtocolError, "done message where the kit expected its hello");
+}
+
+TEST_CASE("a harness that dies or hangs at a request names the request") {
+  expect("exit-on-request", verdict::kProtocolError, "during conv_forward_gpu (case test)");
+  expect("crash-on-request", verdict::kCrashed, "during conv_forward_gpu (case test)");
+  expect("hang-on-request", verdict::kTimeout, "conv_forward_gpu (case test)", 3);
+}
+
+TEST_CASE("malformed, oversized, truncated, repeated and out-of-order replies") {
+  expect("oversized", verdict::kProtocolError, "oversized");
+  expect("truncated", verdict::kProtocolError, "truncated");
+  expect("bad-magic", verdict::kProtocolError, "not a frame");
+  expect("unknown-type", verdict::kProtocolError, "unknown type 77");
+  expect("wrong-seq", verdict::kProtocolError, "for request 8 while request 1 was waiting");
+  expect("repeat", verdict::kProtocolError, "for request 1 while request 2 was waiting");
+  expect("not-json", verdict::kProtocolError, "not JSON");
+  expect("hello-again", verdict::kProtocolError, "unexpected hello");
+}
+
+TEST_CASE("failure reports: the lab's CUDA error is its verdict; a claimed kit failure is not the kit's") {
+  expect("cuda-failure", verdict::kCudaError, "an illegal memory access");
+  expect("kit-failure", verdict::kProtocolError, "please call this a kit error");
+}
+
+TEST_CASE("reply fields are validated before use") {
+  const nlohmann::json nan_time = nlohmann::json::parse(R"({"event_ms": "nan"})");
+  CHECK_THROWS_AS(labkit::number(nan_time, "event_ms", 0, 1e7), LabFailure);
+  CHECK_THROWS_AS(labkit::number(nlohmann::json{{"event_ms", -1.0}}, "event_ms", 0, 1e7), LabFailure);
+  CHECK_THROWS_AS(labkit::number(nlohmann::json::object(), "event_ms", 0, 1e7), LabFailure);
+  CHECK(labkit::number(nlohmann::json{{"event_ms", 0.25}}, "event_ms", 0, 1e7) == 0.25);
+  CHECK_THROWS_AS(labkit::unsigned_number(nlohmann::json{{"digest", -5}}, "digest"), LabFailure);
+  try {
+    labkit::number(nlohmann::json{{"event_ms", 1e300}}, "event_ms", 0, 1e7);
+  } catch (const LabFailure& f) {
+    CHECK(f.verdict == verdict::kProtocolError);
+  }
+}
+
+TEST_CASE("framing: a frame round-trips; bad frames are named, never thrown") {
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  using namespace labkit::wire;
+  const auto soon = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  REQUIRE(write_frame(p[1], Type::done, 42, R"({"x": 1})"));
+  Frame f;
+  std::string why;
+  REQUIRE(read_frame(p[0], f, soon, why) == ReadStatus::ok);
+  CHECK(f.type == Type::done);
+  CHECK(f.seq == 42);
+  CHECK(f.payload == R"({"x": 1})");
+  std::string too_long(kMaxPayload + 1, 'x');
+  CHECK_FALSE(write_frame(p[1], Type::done, 1, too_long, &why));
+  CHECK(why.find("exceeds") != std::string::npos);
+  Header h;
+  h.reserved = 3;
+  h.type = 3;
+  [[maybe_unused]] auto w = ::write(p[1], &h, sizeof h);
+  CHECK(read_frame(p[0], f, soon, why) == ReadStatus::malformed);
+  CHECK(why.find("reserved 3") != std::string::npos);
+  ::close(p[1]);
+  CHECK(read_frame(p[0], f, soon, why) == ReadStatus::eof);
+  ::close(p[0]);
+  int q[2];
+  REQUIRE(::pipe(q) == 0);
+  CHECK(read_frame(q[0], f, std::chrono::steady_clock::now() + std::chrono::milliseconds(50), why) == ReadStatus::timeout);
+  ::close(q[0]);
+  ::close(q[1]);
+}
