@@ -4,6 +4,8 @@
 // (the score grows with ln(speedup) / ln(target), labkit/score.h). Writes nothing unless --write.
 #include <fmt/core.h>
 
+#include <random>
+
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -16,7 +18,10 @@
 #include "labkit/device.h"
 #include "labkit/exit_codes.h"
 #include "labkit/lab_spec.h"
+#include "labkit/grade_result.h"
+#include "labkit/judge.h"
 #include "labkit/subprocess.h"
+#include "labkit_config.h"
 
 namespace labkit::cli {
 namespace {
@@ -87,11 +92,21 @@ int run_calibrate(const CalibrateOptions& o) {
   std::vector<std::pair<const LabEntry*, double>> proposals;
   for (const LabEntry& lab : selected) {
     fmt::print(stderr, "grading {} (solution) ...\n", lab.id);
-    std::vector<std::string> argv{lab.exe, "--json", "--timeout", fmt::format("{:g}", std::max(1.0, o.timeout_s - 5))};
-    if (o.batch > 0) argv.insert(argv.end(), {"--batch", std::to_string(o.batch)});
-    subprocess::Options so;
-    so.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
-    const json r = result_of(lab, subprocess::run(argv, so));
+    judge::Options jo;
+    jo.fixtures = LABKIT_FIXTURES_SMALL;
+    jo.data_dir = LABKIT_DATASET_DIR;
+    jo.model_dir = LABKIT_MODEL_DIR;
+    jo.timeout_s = o.timeout_s;
+    if (o.batch > 0) jo.batch = o.batch;
+    std::random_device rd;
+    jo.seed = (std::uint64_t(rd()) << 32) ^ rd();
+    choose_sandbox("", jo);
+    json r;
+    try {
+      r = to_json(judge::judge_lab(lab_under_test(lab), jo));
+    } catch (const std::exception& e) {
+      r = {{"verdict", verdict::kKitError}, {"message", e.what()}};
+    }
     const double current = load_lab_spec(lab.lab_json).target_speedup;
     const json t = r.value("timing", json::object());
     const std::string v = r.value("verdict", "");

@@ -123,6 +123,14 @@ void choose_sandbox(const std::string& mode_text, judge::Options& o) {
   o.hide = judge::kit_paths_to_hide();
   for (const std::string& p : {o.fixtures, o.data_dir, o.model_dir})
     if (!p.empty()) o.hide.push_back(std::filesystem::absolute(p).parent_path().string());
+  // More folders from the environment, ':'-separated (bulk grading hides the class's submissions).
+  if (const char* more = std::getenv("LABKIT_HIDE"))
+    for (std::string_view rest = more; !rest.empty();) {
+      const std::size_t colon = rest.find(':');
+      if (colon != 0) o.hide.emplace_back(rest.substr(0, colon));
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
 }
 
 std::optional<LabEntry> find_lab(const std::string& command, const std::string& role, const std::string& id) {

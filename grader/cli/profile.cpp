@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "lab_process.h"
+#include "labkit/lab_spec.h"
 #include "labkit/cuda_check.h"
 #include "labkit/device.h"
 #include "labkit/exit_codes.h"
@@ -53,10 +54,14 @@ struct SideRun {
 SideRun profile_side(const LabEntry& lab, const ProfileOptions& o, const fs::path& ncu_path, const fs::path& dir,
                      const std::string& side, int shape) {
   const fs::path log = dir / fmt::format("{}-{}.csv", side, shape);
-  const std::vector<std::string> argv{
+  std::vector<std::string> argv{
       ncu_path.string(), "--profile-from-start", "off", "--clock-control", "none", "--csv", "--page", "raw",
       "--print-units", "base", "--metrics", ncu::metric_list(), "--log-file", log.string(),
       lab.exe, "--profile", side, "--profile-case", std::to_string(shape), "--batch", std::to_string(o.batch)};
+  if (lab.kind == "map") {
+    const MapWorkload m = load_lab_spec(lab.lab_json).map;
+    argv.insert(argv.end(), {"--dims", fmt::format("{},{},{}", m.dimx, m.dimy, m.niterations)});
+  }
   subprocess::Options so;
   so.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   const subprocess::Result p = subprocess::run(argv, so);

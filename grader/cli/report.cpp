@@ -4,6 +4,8 @@
 // the tables (labkit/milestone.h). --compare sets baseline, every conv solution and cuDNN side by
 // side and draws the chart.
 #include <fmt/core.h>
+
+#include <cstdlib>
 #include <unistd.h>
 
 #include <atomic>
@@ -68,9 +70,20 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
   const auto registry = read_registry();
   const std::string role = o.solution || o.solutions ? "solution" : o.tests ? "test" : "lab";
   auto label = [](const LabEntry& l) { return l.role == "lab" ? l.id : l.id + " (" + l.role + ")"; };
+  // A lab's conv runs in its harness; labkit-network is its judge (checks, times, accuracy).
+  auto lab_argv = [](const LabEntry& l) {
+    std::string precision = "fp32";
+    try {
+      precision = to_string(load_lab_spec(l.lab_json).precision);
+    } catch (const LabSpecError&) {
+    }
+    const char* mode = std::getenv("LABKIT_SANDBOX");
+    return std::vector<std::string>{LABKIT_NETWORK_EXE, "lab", "--harness", l.exe, "--lab", l.id, "--precision",
+                                    precision, "--sandbox", mode && *mode ? mode : "bubblewrap"};
+  };
   if (o.solutions || o.compare) {
     for (const LabEntry& l : registry)
-      if (l.role == "solution" && l.kind == "conv") out.push_back({label(l), {l.exe}, layer_timed(l)});
+      if (l.role == "solution" && l.kind == "conv") out.push_back({label(l), lab_argv(l), layer_timed(l)});
   }
   for (const std::string& id : o.labs) {
     auto it = std::find_if(registry.begin(), registry.end(), [&](const LabEntry& l) { return l.role == role && l.id == id; });
@@ -82,7 +95,7 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
       error = fmt::format("{} is not a conv lab: the network has no place for it (only conv labs have milestone tables)", id);
       return {};
     }
-    out.push_back({label(*it), {it->exe}, layer_timed(*it)});
+    out.push_back({label(*it), lab_argv(*it), layer_timed(*it)});
   }
   if (o.cudnn || o.compare) {
     if (LABKIT_HAVE_CUDNN) fixed("cudnn", "cudnn");

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "grader/judge/network_case.h"
@@ -71,11 +72,9 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     const labkit::Precision p = precision == "fp16" ? labkit::Precision::fp16 : labkit::Precision::fp32;
     labkit::network::ConvBackend backend{lab, nullptr, labkit::judge::remote_conv(session, *flush)};
     const auto repeats = labkit::judge::remote_repeats(session, *flush, p, (std::uint64_t(rd()) << 32) ^ rd());
-    const int status = labkit::network::program_main(int(rest.size()), rest.data() == nullptr ? argv : [&] {
-      static std::vector<char*> v;
-      for (std::string& s : rest) v.push_back(s.data());
-      return v.data();
-    }(), backend, program_start, repeats);
+    std::vector<char*> args;
+    for (std::string& a : rest) args.push_back(a.data());
+    const int status = labkit::network::program_main(int(args.size()), args.data(), backend, program_start, repeats);
     session.close();
     return status;
   } catch (const std::exception& e) {

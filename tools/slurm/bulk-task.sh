@@ -91,11 +91,11 @@ if ((${#submitted[@]})); then
   tb=$(date +%s)
   opts=(-Dtests=false -Dbench=disabled -Dcudnn=false --native-file "$work/kit/tools/cuda.ini")
   [[ -n ${LABKIT_BULK_GPU_ARCH:-} ]] && opts+=("-Dgpu_arch=$LABKIT_BULK_GPU_ARCH")
-  kit_targets=(grader/liblabkit_core.a grader/runner/liblabkit_runner.a reference/liblabkit_reference.a)
+  kit_targets=(grader/labkit grader/harness/liblabkit_harness.a reference/liblabkit_reference.a)
   # The network accuracy checks (09-fp16) read the synthetic test set: the instructor's, or built here.
   [[ $mode == grade && ! -d ${LABKIT_BULK_DATA:-/nonexistent} ]] && kit_targets+=(datasets/synth-test-set.txt)
   targets=()
-  for id in "${submitted[@]}"; do targets+=("grader/runner/grade-$id" "grader/runner/$id.ptx"); done
+  for id in "${submitted[@]}"; do targets+=("grader/harness/harness-$id" "grader/harness/$id.ptx"); done
   if timeout "$build_timeout" meson setup "$b" "$work/kit" "${opts[@]}" >"$dir/build.log" 2>&1 \
      && timeout "$build_timeout" ninja -C "$b" -j "$jobs" "${kit_targets[@]}" >>"$dir/build.log" 2>&1; then
     setup=ok
@@ -108,26 +108,27 @@ if ((${#submitted[@]})); then
   for id in "${submitted[@]}"; do
     if [[ $setup != ok ]]; then
       echo kit-error >"$dir/labs/$id.state"
-    elif [[ ! -x $b/grader/runner/grade-$id || ! -f $b/grader/runner/$id.ptx ]]; then
+    elif [[ ! -x $b/grader/harness/harness-$id || ! -f $b/grader/harness/$id.ptx ]]; then
       echo build-failed >"$dir/labs/$id.state"
       # Once more alone, so that build-ID.log holds this lab's errors only.
-      timeout 600 ninja -C "$b" "grader/runner/grade-$id" "grader/runner/$id.ptx" >"$dir/build-$id.log" 2>&1
+      timeout 600 ninja -C "$b" "grader/harness/harness-$id" "grader/harness/$id.ptx" >"$dir/build-$id.log" 2>&1
     fi
   done
 fi
 
-# 4. Grade each built lab in its own process: the lab's grading executable, as `labkit grade`
-#    runs it, with its own watchdog (--timeout) and `timeout` as the backstop.
+# 4. Grade each built lab: `labkit grade` (the judge) runs the lab's code in its sandboxed harness,
+#    with its own time limit and `timeout` as the backstop. The sandbox also hides the submissions
+#    folder and the class's output (LABKIT_HIDE), so no student sees another's work.
 for id in "${submitted[@]}"; do
   [[ -f $dir/labs/$id.state ]] && continue
   echo "bulk-task: $id ..."
-  args=(--json --timeout "$lab_timeout")
+  args=(--json --timeout "$lab_timeout" --sandbox "${LABKIT_BULK_SANDBOX:-bubblewrap}")
   if [[ $mode == grade ]]; then
     [[ -d ${LABKIT_BULK_DATA:-/nonexistent} ]] && args+=(--data "$LABKIT_BULK_DATA")
   else
     args=(--json --evidence-only)
   fi
-  timeout -k 10 "$((${lab_timeout%.*} + 30))" "$b/grader/runner/grade-$id" "${args[@]}" \
+  LABKIT_HIDE="${LABKIT_HIDE:-}:$(dirname "$dir")" timeout -k 10 "$((${lab_timeout%.*} + 30))" "$b/grader/labkit" grade "$id" "${args[@]}" \
     >"$dir/labs/$id.out" 2>"$dir/labs/$id.err"
   code=$?
   echo "ran $code" >"$dir/labs/$id.state"
