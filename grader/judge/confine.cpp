@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "labkit/judge.h"
+#include "remote.h"
 #include "labkit_config.h"
 
 namespace labkit::judge {
@@ -11,6 +12,10 @@ std::vector<std::string> kit_paths_to_hide() {
   std::vector<std::string> hide{LABKIT_SOURCE_ROOT, LABKIT_BUILD_ROOT, LABKIT_DATASET_DIR, LABKIT_MODEL_DIR};
   if (const char* home = std::getenv("HOME")) hide.emplace_back(home);
   return hide;
+}
+
+std::string kit_harness(const std::string& kind) {
+  return std::string(LABKIT_KIT_HARNESS_DIR) + "/harness-kit-" + kind;
 }
 
 }  // namespace labkit::judge

@@ -43,9 +43,14 @@ CaseReport check_fresh_conv(const FreshConv& c, std::span<const float> out, Prec
 // Bounds the judge places on one lab sample (ms). Exceeding one is timing-implausible.
 struct RemoteCosts {
   double round_trip_ms = 0;  // median empty request
-  double digest_ms = 0;      // the digest kernel on this output size, timed by the judge
-  double copy_ms = 0;        // a host copy of the output (layer-timed labs copy inside the clock)
+  // What a timed request costs beyond the reported time and the round trip (the digest, the GPU's
+  // switch between the judge's and the harness's contexts), measured with the kit's own harness
+  // (harness-kit-conv/map: the baseline behind the lab API) before the lab's process starts.
+  double overhead_ms = 0;
 };
+
+// The kit's own harness of this kind (trusted: no student code in it).
+std::string kit_harness(const std::string& kind);
 
 // What the remote sides record beside the samples, for the judge's checks after timing.
 struct RemoteLog {

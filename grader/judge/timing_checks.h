@@ -46,8 +46,6 @@ class Baselines {
   void time_clean();  // call once before the lab starts and once after it has ended
   TimedSide side(const ConvShape& shape);
   TimedSide map_side();
-  double device_digest_ms(std::size_t elements);  // the digest kernel on this many floats, timed here
-  double host_digest_ms(std::size_t elements);
   // Sets timing-implausible on `result` when the baseline ran slower during the pairs.
   void check_interference(GradeResult& result);
 

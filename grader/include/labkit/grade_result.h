@@ -62,10 +62,6 @@ struct CaseReport {
 struct ShapeTiming {
   std::string name, shape;
   double base_ms = 0, lab_ms = 0;
-  // The judge's bounds on the lab's reported time (0 where not measured): its own clock around the
-  // timed request less the round trip of an empty one, the shape's physical floor, and the
-  // baseline's median with no lab process alive.
-  double lab_wall_ms = 0, round_trip_ms = 0, floor_ms = 0, base_clean_ms = 0;
   double speedup = 0, low = 0, high = 0;
   int samples = 0;
   double noise = 0;
@@ -73,6 +69,12 @@ struct ShapeTiming {
   bool hidden_work = false;
   double lab_extra_host_ms = 0;
   int sm_clock_mhz = 0;  // 0: unknown
+  // The judge's bounds on the lab's reported time (0 where not measured): its own clock around the
+  // timed request less the round trip of an empty one and the same
+  // overhead measured with the kit's own conv in a harness (the context switch between processes), the shape's physical floor, and the
+  // baseline's median with no lab process alive.
+  double lab_wall_ms = 0, round_trip_ms = 0, floor_ms = 0, base_clean_ms = 0;
+  double overhead_ms = 0;
 };
 
 struct HostEvidenceReport {
