@@ -64,7 +64,8 @@ std::vector<Mount> mounts(const Policy& policy) {
   if (const char* home = std::getenv("HOME"); home != nullptr && fs::path(home).is_absolute())
     if (const fs::path h = resolve(home); std::distance(h.begin(), h.end()) > 2) hides.push_back(h);
   for (const auto& h : policy.hide) {
-    if (resolve(h) == "/") throw std::invalid_argument(fmt::format("sandbox: cannot hide {}: that is the whole file system", h.string()));
+    if (resolve(h) == "/")
+      throw std::invalid_argument(fmt::format("sandbox: cannot hide {}: that is the whole file system", h.string()));
     hides.push_back(h);
   }
   std::vector<Mount> all;
@@ -80,7 +81,8 @@ std::vector<Mount> mounts(const Policy& policy) {
   std::vector<Mount> kept;
   for (const auto& m : all) {
     if (m.kind != Kind::extra) {
-      const auto nearest = std::find_if(kept.rbegin(), kept.rend(), [&](const Mount& k) { return is_under(m.path, k.path); });
+      const auto nearest =
+          std::find_if(kept.rbegin(), kept.rend(), [&](const Mount& k) { return is_under(m.path, k.path); });
       if (nearest != kept.rend() ? nearest->kind != Kind::extra : under_private_top(m.path)) continue;
     }
     kept.push_back(m);
@@ -116,7 +118,8 @@ void sized_tmpfs(Args& a, std::uint64_t bytes, const char* where) {
 }
 
 Args build(const fs::path& bwrap, const Policy& policy, const Args& argv_inside) {
-  if (argv_inside.empty() || argv_inside[0].empty()) throw std::invalid_argument("sandbox: empty command line for inside");
+  if (argv_inside.empty() || argv_inside[0].empty())
+    throw std::invalid_argument("sandbox: empty command line for inside");
   const fs::path exe = resolve(policy.executable);
   if (exe.empty() || !fs::is_regular_file(exe))
     throw std::invalid_argument(fmt::format("sandbox: the harness executable \"{}\" is not an existing file",
@@ -124,6 +127,8 @@ Args build(const fs::path& bwrap, const Policy& policy, const Args& argv_inside)
 
   // bwrap applies these in order, each over what came before, so the order is the design:
   //  1. namespaces, no capabilities (root could otherwise unmount the hiding tmpfs);
+  //     --die-with-parent also kills bwrap's init when the outer bwrap exits with the harness:
+  //     without it init waits for every process left inside, and they outlive the harness;
   //  2. the host's top-level entries read-only;
   //  3. fresh /proc and /dev, the GPU nodes, a sized /dev/shm, then /dev read-only (no files
   //     filling memory there; device nodes stay usable on a read-only mount);

@@ -3,57 +3,64 @@
 // hidden, a private /tmp, only the GPU device nodes, rlimits, and nothing left running after it.
 //
 // Contract
-//   * probe() finds bwrap (the hint alone when given; else PATH, then /usr/bin/bwrap) and runs
-//     the very command() grading uses on /bin/true, 10 s at most. available = false with `why`
-//     (bwrap's first stderr line, e.g. "bwrap: No permissions to creates new namespace, ...", or
-//     the path that is missing) where user namespaces are refused: grading must then say so and
-//     run unsandboxed only on an explicit `--sandbox none`; describe() names what ran, for the
-//     report and JSON.
-//   * command() returns bwrap's full argv: options, "--", argv_inside. Inside:
-//       - every top-level entry of the host's / read-only (system and NVIDIA driver libraries
-//         wherever they are, /sys, /etc), except: an empty read-only tmpfs over each existing
-//         Policy::hide directory (a hidden regular file reads as empty), /home, /root, /run (its
-//         sockets: docker, dbus), /var/tmp, /mnt, /media and the judge's $HOME (unless / or top-level); a fresh /proc
-//         (this pid namespace only), a fresh /dev with only null/zero/full/random/urandom/tty,
-//         pts, the NVIDIA nodes of gpu_device_nodes() and a private /dev/shm; a private /tmp.
-//         Neither /tmp nor /dev/shm is the host's; each is a tmpfs of Policy::tmp_bytes (memory,
-//         so together up to twice that), /tmp starts empty and is the working directory.
-//       - Policy::executable at kInsidePath; Policy::read_only_extra at their own paths even
-//         under a hidden one (an extra under the host's /tmp shows in the private /tmp).
-//       - / itself, /dev and the hidden tmpfs are read-only: only /tmp and /dev/shm are writable.
-//       - namespaces: network (only `lo`, nothing listening), pid, ipc, uts; a new session (no
-//         TIOCSTI into the judge's terminal); no capabilities even when the judge is root (without
-//         --cap-drop ALL root inside could unmount the hidden tmpfs).
-//       - environment: only PATH, LANG, LC_ALL, LD_LIBRARY_PATH (containers put libcuda there),
+//   * probe() finds bwrap (the hint alone when one is given; else PATH, then /usr/bin/bwrap) and
+//     runs the very command() grading uses, with /bin/true as the harness, 10 s at most.
+//     available = false with `why` (bwrap's first stderr line, e.g. "bwrap: No permissions to
+//     creates new namespace, ...", or the path that is missing) where namespaces are refused:
+//     grading then says so and runs unsandboxed only on an explicit `--sandbox none`;
+//     describe() names what ran, for the report and the JSON.
+//   * command() returns bwrap's full argv: options, "--", argv_inside. Inside the sandbox:
+//       - the host's top-level entries read-only (system and NVIDIA driver libraries wherever
+//         they are, /etc, /opt, /sys), except: an empty read-only tmpfs over each existing
+//         Policy::hide directory (a hidden regular file reads as empty), over /home, /root, /run
+//         (its sockets: docker, dbus), /var/tmp, /mnt, /media and the judge's $HOME (unless that
+//         is / or top-level); a fresh /proc of its own pid namespace; a fresh /dev with null, zero,
+//         full, random, urandom, tty, pts, the gpu_device_nodes() of /dev and a private /dev/shm;
+//         a private /tmp, empty, the working directory. /tmp and /dev/shm are tmpfs (memory) of
+//         Policy::tmp_bytes each; nothing else is writable (/, /dev, the hiding tmpfs included).
+//       - Policy::executable at kInsidePath, wherever it is and whatever hides it.
+//       - Policy::read_only_extra at their own paths. Between hides and extras the most specific
+//         path wins: an extra under a hidden directory shows (the CUDA toolkit's lib directory
+//         under a hidden home), a hide under an extra is hidden. An extra under the host's /tmp
+//         shows in the private /tmp.
+//       - namespaces: network (only `lo`, and nothing listens there), pid, ipc, uts; a new
+//         session (no TIOCSTI into the judge's terminal); no capabilities even when the judge is
+//         root (root with capabilities inside could unmount the hiding tmpfs).
+//       - environment: PATH, LANG, LC_ALL, LD_LIBRARY_PATH (containers put libcuda there),
 //         CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES and
-//         NVIDIA_DRIVER_CAPABILITIES when the judge has them, HOME=/tmp, TMPDIR=/tmp and
-//         CUDA_CACHE_DISABLE=1 (a JIT cache in a fresh /tmp only eats its space). Never LD_PRELOAD.
-//     Missing hide or extra paths are skipped; relative paths are made absolute and symlinks
-//     resolved; paths with spaces are fine (argv, no shell). std::invalid_argument for an empty
-//     argv_inside, a hide of "/", or an executable that is not an existing regular file.
-//     command() reads the environment and /dev at call time: not safe against a concurrent setenv.
-//   * Still visible, read-only: everything else the judge's user can read (/etc, /opt, /srv, other
-//     top-level directories such as /work or /scratch): hide the kit, its build directory,
-//     fixtures, data and submissions explicitly. The names of hidden paths show in bwrap's
-//     command line (/proc/1/cmdline inside), never their contents. A judge running as root
-//     (containers, CI) leaves the harness uid 0 without capabilities: it can still read visible
-//     root-only files (/etc/shadow); grade as an unprivileged user where that matters.
-//   * Processes: the harness is pid 2 under bwrap's init; when it exits, everything it started
-//     (background, setsid, double-forked) is killed by the kernel with the pid namespace.
-//     --die-with-parent kills the sandbox when the process that spawned bwrap dies; that is the
-//     spawning *thread* (PR_SET_PDEATHSIG): spawn from a thread that outlives the child.
+//         NVIDIA_DRIVER_CAPABILITIES when the judge has them; HOME=/tmp, TMPDIR=/tmp,
+//         CUDA_CACHE_DISABLE=1 (a JIT cache in a fresh /tmp only eats its space). Nothing else,
+//         never LD_PRELOAD.
+//     Relative paths are made absolute and symlinks resolved; paths with spaces are fine (argv,
+//     no shell); hide and extra paths that do not exist are skipped. std::invalid_argument for
+//     an empty argv_inside, a hide of "/", or an executable that is not an existing regular file;
+//     std::logic_error for a probe that is not available. command() reads the environment and
+//     /dev at call time: not safe against a concurrent setenv.
+//   * Still visible, read-only: whatever else the judge's user can read (/etc, /opt, /srv, other
+//     top-level directories such as /work or /scratch): the caller hides the kit, its build
+//     directory, fixtures, data and submissions. The names (never the contents) of hidden paths
+//     show inside in bwrap's command line (/proc/1/cmdline). A judge running as root
+//     (containers, CI) makes the harness uid 0 without capabilities: it can still read visible
+//     root-only files such as /etc/shadow; grade as an unprivileged user where that matters.
+//   * Processes: bwrap's init is pid 1 inside, the harness pid 2. --die-with-parent ties init to
+//     the outer bwrap, which exits with the harness: the kernel then kills everything left in the
+//     pid namespace (background, setsid, double-forked). It also kills the sandbox when the
+//     judge dies; "the judge" is the thread that spawned bwrap (PR_SET_PDEATHSIG): spawn from a
+//     thread that outlives the child.
 //   * Exit status: bwrap exits with the harness's code, and with 128 + N when the harness was
-//     killed by signal N (SIGSEGV: 139, SIGXCPU: 152, SIGKILL: 137), never by the signal itself.
-//     When bwrap cannot set the sandbox up it exits 1 with "bwrap: ..." on stderr.
+//     killed by signal N (SIGSEGV 139, SIGKILL 137, SIGXCPU 152, SIGXFSZ 153), never by the
+//     signal itself. Where bwrap cannot set the sandbox up it exits 1 with "bwrap: ..." on stderr.
 //   * File descriptors the judge leaves open without CLOEXEC (e.g. 3, 4, 5 for the harness
-//     channel) reach the harness with the same numbers.
-//   * Limits: apply_limits() is for the child between fork and exec of bwrap (posix_spawn has no
-//     such hook): only getrlimit/setrlimit, async-signal-safe. Each limit is lowered to the value
-//     given (never raised above the inherited hard limit); 0 leaves a limit as inherited. They
-//     hold for bwrap and everything inside. RLIMIT_CPU is per process (SIGXCPU at cpu_seconds,
-//     SIGKILL 2 s later); RLIMIT_FSIZE makes a longer write fail (SIGXFSZ, or EFBIG if ignored);
-//     RLIMIT_NPROC counts every process of the real user, sandbox or not, and is not enforced
-//     for root; core dumps are off. Never RLIMIT_AS: CUDA reserves huge address ranges.
+//     channel) reach the harness with the same numbers; bwrap adds none of its own.
+//   * Limits: apply_limits() is for the child between fork and exec of bwrap (posix_spawn, and so
+//     labkit::subprocess::run, has no such hook): only getrlimit/setrlimit, async-signal-safe.
+//     Each limit is lowered to the value given, never above the inherited hard limit; 0 leaves
+//     one as inherited. They hold for bwrap and everything inside. RLIMIT_CPU is per process
+//     (SIGXCPU at cpu_seconds, SIGKILL 2 s later); RLIMIT_FSIZE fails a longer write (SIGXFSZ,
+//     or EFBIG where that is ignored); core dumps are off. RLIMIT_NPROC counts threads as well as
+//     processes, and all of the real user's, in the sandbox or not (a busy desktop account can
+//     exceed 512 on its own); it is not enforced for root. Never RLIMIT_AS: CUDA reserves huge
+//     address ranges.
 #pragma once
 
 #include <cstdint>
@@ -72,7 +79,7 @@ struct Limits {
   double cpu_seconds = 900;                   // RLIMIT_CPU (rounded up to whole seconds)
   std::uint64_t file_bytes = 256ull << 20;    // RLIMIT_FSIZE: the largest file it may write
   std::uint64_t data_bytes = 0;               // RLIMIT_DATA (heap and anonymous mappings)
-  std::uint64_t processes = 512;              // RLIMIT_NPROC (see the contract: per user)
+  std::uint64_t processes = 512;              // RLIMIT_NPROC (the user's threads: see above)
   std::uint64_t open_files = 4096;            // RLIMIT_NOFILE
 };
 
@@ -80,7 +87,7 @@ struct Policy {
   std::filesystem::path executable;                    // bound read-only at kInsidePath
   std::vector<std::filesystem::path> hide;             // kit, build dir, fixtures, data, submissions
   std::vector<std::filesystem::path> read_only_extra;  // e.g. the CUDA toolkit's lib dir (libcupti)
-  std::uint64_t tmp_bytes = 256ull << 20;              // size of the private /tmp and /dev/shm; 0 = tmpfs default
+  std::uint64_t tmp_bytes = 256ull << 20;              // each of /tmp, /dev/shm; 0: half the RAM
   Limits limits;
 };
 
