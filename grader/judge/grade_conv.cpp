@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "labkit/cuda_check.h"
 #include "labkit/fixtures.h"
 #include "labkit/random.h"
+#include "labkit/stats.h"
 #include "network_case.h"
 #include "reference/baseline.h"
 #include "reference/conv_reference.h"
@@ -154,17 +156,15 @@ HostEvidenceReport host_evidence(Context& ctx, HostEvidence kind, const ConvCase
 
 // The lab's side of a timed pair: fresh inputs through the lab's prolog, the judge's L2 flush,
 // the timed request, the epilog, and the check of that call's output.
-TimedSide remote_side(Context& ctx, const ConvCase& c, L2Flush& flush, const RemoteCosts& costs, RemoteLog& log,
-                      SplitMix64& rng) {
-  return {[&ctx, &c, &flush, &costs, &log, &rng] {
-    Session& s = ctx.start();
+TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCase& c, L2Flush& flush,
+                      const RemoteCosts& costs, RemoteLog& log, SplitMix64& rng) {
+  return {[&s, layer, precision, &c, &flush, &costs, &log, &rng] {
     const ConvShape& sh = c.shape;
     const int n = ++log.calls;
     const FreshConv fresh{sh, rng.next(), rng.next(), c.lo, c.hi};
     Regions r;
     const std::uint64_t out = r.add(sh.output_size());
     s.tensors().reserve(r.total());
-    const bool layer = ctx.spec.timed == TimedRegion::layer;
     const std::string call = fmt::format("timed call {} of {}", n, c.name);
     s.call({{"op", "prepare"}, {"shape", {sh.B, sh.M, sh.C, sh.H, sh.W, sh.K}}, {"layer", layer},
             {"memory", layer ? "pinned" : "pageable"}, {"input", {{"seed", fresh.input_seed}, {"lo", c.lo}, {"hi", c.hi}}},
@@ -184,23 +184,52 @@ TimedSide remote_side(Context& ctx, const ConvCase& c, L2Flush& flush, const Rem
     const std::vector<float> got(s.tensors().floats(out, sh.output_size()).begin(),
                                  s.tensors().floats(out, sh.output_size()).end());
     if (host_digest(got) != digest) throw output_changed(call, layer);
-    CaseReport rep = check_fresh_conv(fresh, got, ctx.spec.precision, rng.next(), call);
+    CaseReport rep = check_fresh_conv(fresh, got, precision, rng.next(), call);
     if (!rep.passed) throw TimedCallWrong{std::move(rep)};
     log.wall_ms.push_back(wall);
     log.event_ms.push_back(reported);
     log.host_ms.push_back(host);
-    return Sample{reported, wall - costs.round_trip_ms - costs.digest_ms};
+    return Sample{reported, wall - costs.round_trip_ms - costs.overhead_ms};
   }};
 }
 
-ShapeTiming time_case(Context& ctx, const ConvCase& c, Baselines& base, L2Flush& flush, SplitMix64& rng) {
+// What a timed request costs beyond the reported time and the round trip, per grading shape,
+// measured on the kit's own harness (the baseline behind the lab API) before the lab starts.
+std::vector<double> kit_overheads(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush) {
+  SessionOptions so = ctx.session;
+  so.harness = kit_harness("conv");
+  so.lab_id = "kit-conv";
+  so.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  Session kit(so);
+  kit.start();
+  const bool layer = ctx.spec.timed == TimedRegion::layer;
+  SplitMix64 rng(seed_for(ctx.opt.seed, "kit harness"));
+  std::vector<double> overheads;
+  for (const ConvCase& c : grading) {
+    RemoteCosts costs{median_round_trip(kit), 0};
+    RemoteLog log;
+    const TimedSide side = remote_side(kit, layer, Precision::fp32, c, flush, costs, log, rng);
+    side.sample();  // warm-up
+    log = {};
+    for (int i = 0; i < 7; ++i) side.sample();
+    std::vector<double> extra;
+    for (std::size_t i = 0; i < log.wall_ms.size(); ++i)
+      extra.push_back(log.wall_ms[i] - costs.round_trip_ms - log.event_ms[i]);
+    overheads.push_back(stats::median(extra));
+  }
+  kit.close();
+  return overheads;
+}
+
+ShapeTiming time_case(Context& ctx, const ConvCase& c, double overhead, Baselines& base, L2Flush& flush,
+                      SplitMix64& rng) {
   Session& s = ctx.start();
   const bool layer = ctx.spec.timed == TimedRegion::layer;
   RemoteCosts costs;
   costs.round_trip_ms = median_round_trip(s);
-  costs.digest_ms = layer ? base.host_digest_ms(c.shape.output_size()) : base.device_digest_ms(c.shape.output_size());
+  costs.overhead_ms = overhead;
   RemoteLog log;
-  const TimedSide lab = remote_side(ctx, c, flush, costs, log, rng);
+  const TimedSide lab = remote_side(s, layer, ctx.spec.precision, c, flush, costs, log, rng);
   const PairTiming t = time_pairs(base.side(c.shape), lab, Measure::events, ctx.opt.stopping, layer ? 2 : 3);
   const double macs = double(c.shape.macs());
   const double bytes_in = double(c.shape.input_size() + c.shape.mask_size()) * 4, bytes_out = double(c.shape.output_size()) * 4;
@@ -243,6 +272,7 @@ void grade_conv(Context& ctx) {
     for (const ConvCase& c : grading) base->add(c.shape, c.input, c.mask);
     base->time_clean();
   }
+  const std::vector<double> overheads = timing ? kit_overheads(ctx, grading, *flush) : std::vector<double>{};
   NetworkCase network;
   if (ctx.spec.network_accuracy && !opt.under_sanitizer) network.prepare(ctx, *ctx.spec.network_accuracy);
 
@@ -273,9 +303,9 @@ void grade_conv(Context& ctx) {
   if (!timing) return;
 
   SplitMix64 rng(seed_for(opt.seed, "timed calls"));
-  for (const ConvCase& c : grading) {
+  for (std::size_t i = 0; i < grading.size(); ++i) {
     try {
-      result.timing.push_back(time_case(ctx, c, *base, *flush, rng));
+      result.timing.push_back(time_case(ctx, grading[i], overheads[i], *base, *flush, rng));
     } catch (TimedCallWrong& w) {
       result.cases.push_back(std::move(w.report));
       all_passed(result);
