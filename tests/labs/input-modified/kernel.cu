@@ -1,4 +1,4 @@
-// Bad: correct output, but it scribbles on its input afterwards. Expected: incorrect (input modified).
+// Bad: correct output, but it scribbles on its input afterwards. Expected verdict: input-modified.
 #include "../common.cuh"
 
 TEST_LAB_STANDARD_PROLOG_EPILOG
