@@ -10,18 +10,46 @@ checks:
   --speedup-contains X   the geometric-mean speedup interval, widened by the printed precision
                          of speedups (0.005), contains X
   --twice                run COMMAND twice; the two speedups must agree within 3%
+  --score-zero           the result's score total is 0
+  --log-absent TEXT      the result's "log" (the lab's own stdout/stderr) does not contain TEXT; a
+                         result without "log" counts as absent (repeatable)
+Checks of what the lab may have done to the machine (the cheat test labs, tests/labs/*):
+  --no-process PATTERN   after the run, no process (other than this script and its ancestors) has
+                         PATTERN in its command line or name; any found are killed (SIGKILL) and
+                         the check fails (repeatable)
+  --file-unchanged PATH  PATH has the same sha256 after the run as before it (repeatable)
+  --listen PORT          a TCP listener on the host's 127.0.0.1:PORT is open during the run; the
+                         check fails if anything connected to it (repeatable)
+  --tmp-absent GLOB      after the run no path matches GLOB (e.g. /tmp/name*); matches left from an
+                         earlier run are removed before it, and matches after it are removed too
+                         (repeatable)
+  --run-timeout S        give COMMAND at most S seconds (default 900); the checks above still run
+                         after a command that had to be stopped
 Exit: 0 checks passed, 1 a check failed, 77 the command reported no CUDA device (or exited 77
 without a result: `labkit grade --sanitize` with no GPU or no compute-sanitizer).
 COMMAND gets --json; for `labkit grade` the first result of {"results": [...]} is checked.
 """
 import argparse
+import glob
+import hashlib
 import json
+import os
+import shutil
+import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 
 
-def run(command):
-    p = subprocess.run(command + ["--json"], capture_output=True, text=True, timeout=900)
+def run(command, timeout=900):
+    try:
+        p = subprocess.run(command + ["--json"], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # A grader that never returns (or waits on a pipe a stray process keeps open) is a failure.
+        print(f"{' '.join(command)} did not finish within {timeout:g} s")
+        sys.exit(1)
     try:
         doc = json.loads(p.stdout)
     except json.JSONDecodeError:
@@ -34,6 +62,97 @@ def run(command):
     return p.returncode, result, p.stderr
 
 
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1:port for the length of the run; records who connected and what
+    they sent."""
+
+    def __init__(self, port):
+        self.port = port
+        self.connections = []  # (peer, bytes received)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while not self.done.is_set():
+            try:
+                conn, peer = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            conn.settimeout(1)
+            data = b""
+            try:
+                while len(data) < 4096:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            except OSError:
+                pass
+            conn.close()
+            self.connections.append((peer, data))
+
+    def close(self):
+        self.done.set()
+        self.thread.join()
+        self.sock.close()
+
+
+def ancestors():
+    pids, pid = set(), os.getpid()
+    while pid > 1:
+        pids.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return pids
+
+
+def processes_matching(pattern):
+    """(pid, command line) of every process whose command line or name contains pattern."""
+    mine, found = ancestors(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in mine:
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            with open(f"/proc/{entry}/comm") as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        if pattern in cmdline or pattern in comm:
+            found.append((int(entry), cmdline or comm))
+    return found
+
+
+def remove(path):
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
+    except OSError as e:
+        print(f"cannot remove {path}: {e}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--verdict", required=True)
@@ -41,16 +160,57 @@ def main():
     ap.add_argument("--text", action="append", default=[])
     ap.add_argument("--speedup-contains", type=float)
     ap.add_argument("--twice", action="store_true")
+    ap.add_argument("--score-zero", action="store_true")
+    ap.add_argument("--log-absent", action="append", default=[])
+    ap.add_argument("--no-process", action="append", default=[])
+    ap.add_argument("--file-unchanged", action="append", default=[])
+    ap.add_argument("--listen", action="append", default=[], type=int)
+    ap.add_argument("--tmp-absent", action="append", default=[])
+    ap.add_argument("--run-timeout", type=float, default=900)
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     command = a.command[1:] if a.command and a.command[0] == "--" else a.command
 
-    code, r, err = run(command)
-    if r.get("verdict") == "no-device":
-        print("no CUDA device: skipped")
-        sys.exit(77)
-    print(json.dumps(r, indent=2)[:6000])
     failures = []
+    # Before the run: what the lab must leave as it is, and the traps it must not reach.
+    sums = {}
+    for path in a.file_unchanged:
+        try:
+            sums[path] = sha256(path)
+        except OSError as e:
+            failures.append(f"cannot read {path} before the run: {e}")
+    for pattern in a.tmp_absent:
+        for path in glob.glob(pattern):
+            print(f"removing {path}, left by an earlier run")
+            remove(path)
+    listeners = []
+    for port in a.listen:
+        try:
+            listeners.append(Listener(port))
+        except OSError as e:
+            failures.append(f"cannot listen on 127.0.0.1:{port}: {e}")
+
+    try:
+        code, r, err = run(command, a.run_timeout)
+    except SystemExit:  # no result (skipped, or no JSON): still check and clean up the machine
+        for listener in listeners:
+            listener.close()
+        after_run(a, sums, listeners, failures)
+        for f in failures:
+            print("FAILED:", f)
+        if failures:
+            sys.exit(1)
+        raise
+    for listener in listeners:
+        listener.close()
+    after_run(a, sums, listeners, failures)
+    if r.get("verdict") == "no-device":
+        # What the lab did before it found no device (a static initializer) still counts.
+        for f in failures:
+            print("FAILED:", f)
+        print("no CUDA device: skipped" if not failures else "no CUDA device, but the checks above failed")
+        sys.exit(1 if failures else 77)
+    print(json.dumps(r, indent=2)[:6000])
     if r.get("verdict") != a.verdict:
         failures.append(f"verdict {r.get('verdict')!r}, expected {a.verdict!r}")
     expected_code = 0 if a.verdict == "passed" else 1
@@ -75,8 +235,14 @@ def main():
         # widened by the precision speedups are printed with.
         if not lo - 0.005 <= a.speedup_contains <= hi + 0.005:
             failures.append(f"speedup interval [{lo}, {hi}] does not contain {a.speedup_contains}")
+    if a.score_zero and r.get("score", {}).get("total", 0) != 0:
+        failures.append(f"score {r['score']['total']}, expected 0")
+    log = r.get("log", "")
+    for text in a.log_absent:
+        if text in log:
+            failures.append(f"the lab's log contains {text!r}")
     if a.twice:
-        _, r2, _ = run(command)
+        _, r2, _ = run(command, a.run_timeout)
         s1, s2 = timing.get("speedup", 0), r2.get("timing", {}).get("speedup", 0)
         print(f"speedups of two runs: {s1:.4f} and {s2:.4f}")
         if not (s1 > 0 and abs(s2 / s1 - 1) <= 0.03):
@@ -84,6 +250,38 @@ def main():
     for f in failures:
         print("FAILED:", f)
     sys.exit(1 if failures else 0)
+
+
+def after_run(a, sums, listeners, failures):
+    """The checks of what the run did to this machine; they run before the result is looked at, so
+    that a skipped or failed grade still cleans up what the lab left behind."""
+    for path, before in sums.items():
+        try:
+            now = sha256(path)
+        except OSError as e:
+            failures.append(f"cannot read {path} after the run: {e}")
+            continue
+        if now != before:
+            failures.append(f"{path} changed during the run (sha256 {before} -> {now})")
+    for listener in listeners:
+        for peer, data in listener.connections:
+            failures.append(f"something connected to 127.0.0.1:{listener.port} from {peer[0]}:{peer[1]} "
+                            f"and sent {data[:80]!r}")
+    for pattern in a.no_process:
+        # The sandbox's processes end with it; give a slow teardown two seconds.
+        deadline = time.monotonic() + 2
+        while (left := processes_matching(pattern)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for pid, cmdline in left:
+            failures.append(f"process {pid} ({cmdline}) outlived the grade")
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    for pattern in a.tmp_absent:
+        for path in glob.glob(pattern):
+            failures.append(f"{path} exists after the run")
+            remove(path)
 
 
 main()
