@@ -10,18 +10,18 @@ namespace {
 
 __global__ void digest_kernel(const float* data, std::size_t n, unsigned long long* sum) {
   std::uint64_t acc = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x)
-    acc += fresh::digest_term(__float_as_uint(data[i]), i);
+  const std::size_t threads = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t k = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += threads)
+    acc += fresh::digest_term(__float_as_uint(data[k]), k);
   // Sums modulo 2^64 commute, so a warp reduction and one atomic per warp give the host's value.
   for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xFFFFFFFFu, acc, offset);
   if ((threadIdx.x & 31) == 0) atomicAdd(sum, static_cast<unsigned long long>(acc));
 }
 
 __global__ void fill_kernel(float* data, std::size_t n, std::uint64_t seed, float lo, float hi) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x)
-    data[i] = fresh::fresh_value(seed, i, lo, hi);
+  const std::size_t threads = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t k = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += threads)
+    data[k] = fresh::fresh_value(seed, k, lo, hi);
 }
 
 }  // namespace

@@ -95,7 +95,7 @@ CaseReport check_case(Context& ctx, const ConvCase& c, const Expected& ref, int 
                              {"dev_in1", in1}, {"dev_mask1", mask1}, {"dev_in2", in2}, {"dev_mask2", mask2},
                              {"host_in", hin}, {"host_mask", hmask}, {"spacer", index % 3},
                              {"record", activity != nullptr}},
-                            fmt::format("the case {} ({})", c.name, to_string(sh)));
+                            fmt::format("the case {} ({}): its prolog, conv_forward_gpu or epilog", c.name, to_string(sh)));
   check_guards(reply, c.name);
   if (activity) *activity = reply.value("activity", json::object());
 
