@@ -76,9 +76,9 @@ std::function<void(const ConvShape&, float, float, int, network::LayerTiming&)> 
       const double event = number(ran, "event_ms", 0, 1e7);
       const std::uint64_t digest = unsigned_number(ran, "digest");
       check_guards(s.call({{"op", "finish"}, {"out", out}}, "conv_forward_gpu_epilog, " + what), what);
-      const std::vector<float> got(s.tensors().floats(out, sh.output_size()).begin(),
-                                   s.tensors().floats(out, sh.output_size()).end());
-      if (host_digest(got) != digest) throw output_changed(what, false);
+      const Snapshot snap = snapshot(s.tensors().floats(out, sh.output_size()));
+      const std::vector<float>& got = snap.values;
+      if (snap.digest != digest) throw output_changed(what, false);
       const CaseReport rep = check_fresh_conv(fresh, got, precision, rng.next(), what);
       if (!rep.passed)
         throw LabFailure(verdict::kIncorrect, fmt::format("{} ({}): {}\n{}", what, rep.shape, rep.outcome, rep.detail));

@@ -32,6 +32,27 @@ std::uint64_t host_digest(std::span<const float> data) {
   return sum;
 }
 
+Snapshot snapshot(std::span<const float> shared) {
+  Snapshot s;
+  s.values.resize(shared.size());
+  const std::size_t threads =
+      shared.size() < (1u << 20) ? 1 : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
+  std::vector<std::uint64_t> part(threads, 0);
+  std::vector<std::thread> pool;
+  for (std::size_t k = 0; k < threads; ++k)
+    pool.emplace_back([&, k] {
+      std::uint64_t acc = 0;
+      const std::size_t first = shared.size() * k / threads, last = shared.size() * (k + 1) / threads;
+      std::copy(shared.begin() + static_cast<long>(first), shared.begin() + static_cast<long>(last),
+                s.values.begin() + static_cast<long>(first));
+      for (std::size_t i = first; i < last; ++i) acc += fresh::digest_term(std::bit_cast<std::uint32_t>(s.values[i]), i);
+      part[k] = acc;
+    });
+  for (std::thread& t : pool) t.join();
+  for (std::uint64_t p : part) s.digest += p;
+  return s;
+}
+
 double floor_ms(double macs, double read_bytes, double write_bytes) {
   int device = 0, sms = 0, clock_khz = 0, mem_khz = 0, bus_bits = 0, l2 = 0;
   LABKIT_CUDA_CHECK(cudaGetDevice(&device));
@@ -56,16 +77,29 @@ CaseReport check_fresh_conv(const FreshConv& c, std::span<const float> out, Prec
   CaseReport rep{name, "timed", to_string(s), false, "", "", 0};
   std::vector<float> mask(s.mask_size());
   for (std::size_t i = 0; i < mask.size(); ++i) mask[i] = fresh::fresh_value(c.mask_seed, i, -0.5f, 0.5f);
-  // Every element: the poison and NaN/inf cost one pass; the values are checked where sampled.
+  // Every element: the poison and NaN/inf cost one pass (on several threads); the values are
+  // checked where sampled. Positions of the first bad ones are found only when there are some.
   std::vector<std::size_t> positions;
   std::size_t unwritten = 0, nonfinite = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    if (std::bit_cast<std::uint32_t>(out[i]) == 0xFFFFFFFFu) {
-      if (unwritten++ < check::kMaxReported) positions.push_back(i);
-    } else if (!std::isfinite(out[i]) && nonfinite++ < check::kMaxReported) {
-      positions.push_back(i);
-    }
+  {
+    const std::size_t threads = out.size() < (1u << 20) ? 1 : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
+    std::vector<std::size_t> u(threads, 0), nf(threads, 0);
+    std::vector<std::thread> pool;
+    for (std::size_t k = 0; k < threads; ++k)
+      pool.emplace_back([&, k] {
+        for (std::size_t i = out.size() * k / threads; i < out.size() * (k + 1) / threads; ++i) {
+          if (std::bit_cast<std::uint32_t>(out[i]) == 0xFFFFFFFFu) ++u[k];
+          else if (!std::isfinite(out[i])) ++nf[k];
+        }
+      });
+    for (std::thread& t : pool) t.join();
+    for (std::size_t k = 0; k < threads; ++k) unwritten += u[k], nonfinite += nf[k];
   }
+  for (std::size_t i = 0, found = 0; (unwritten || nonfinite) && i < out.size() && found < 2 * check::kMaxReported; ++i)
+    if (std::bit_cast<std::uint32_t>(out[i]) == 0xFFFFFFFFu || !std::isfinite(out[i])) {
+      positions.push_back(i);
+      ++found;
+    }
   SplitMix64 rng(pick_seed);
   for (int k = 0; k < samples; ++k) positions.push_back(std::size_t(rng.next() % out.size()));
   positions.push_back(out.size() - 1);

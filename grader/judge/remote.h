@@ -21,6 +21,14 @@ namespace labkit::judge {
 // fresh::digest_term summed over `data` (several threads for big outputs).
 std::uint64_t host_digest(std::span<const float> data);
 
+// A timed call's output copied out of the tensor file in one pass on several threads, with its
+// digest computed from the copy: what is checked is exactly what was sealed.
+struct Snapshot {
+  std::vector<float> values;
+  std::uint64_t digest = 0;
+};
+Snapshot snapshot(std::span<const float> shared);
+
 // The fastest any implementation could run a call that does `macs` multiply-adds and must read
 // `read_bytes` and write `write_bytes` of device memory (beyond what L2 can hold), at the
 // device's peaks with margin: tensor-core rate for the arithmetic, memory clock x bus width for

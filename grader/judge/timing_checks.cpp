@@ -22,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 // How much slower the baseline may run during the pairs than with no lab process alive, and how
 // many clean samples each side of the lab gets.
 constexpr double kInterferenceLimit = 1.10;
-constexpr int kCleanSamples = 7;
+constexpr int kCleanSamples = 5;
 
 struct Baselines::Entry {
   ConvShape shape{};

@@ -16,7 +16,7 @@
 // believable for a tuned kernel.
 // On a naive grader that trusts the CUDA event times measured in the lab's process, that is full
 // marks for a plain kernel.
-// Expected verdict: timing-implausible (the judge's own wall clock around the request, less an
+// Expected verdict: hidden-work (its events then account for less than the kit's clock saw, exactly as work outside the events would) (the judge's own wall clock around the request, less an
 // empty request's round trip, cannot be ten times the reported event time). 0 points.
 // If the harness ever times through the driver API or some other path, the patch has no effect
 // and this lab is a plain, honest conv (passed, small speedup): the test then fails, saying so.
