@@ -202,9 +202,8 @@ json Session::call(json request, const std::string& what, double* wall_ms) {
   const std::string kind = reply.value("kind", "");
   const std::string message = reply.value("message", "");
   const std::string phase = reply.value("phase", "");
-  process_.kill();
-  process_.wait();
-  open_ = false;
+  // Let it end on its own (a tool around it, compute-sanitizer, writes its summary at exit).
+  close();
   if (kind == "cuda") {
     const std::string name = reply.value("name", "");
     const bool address = name == "cudaErrorIllegalAddress" || name == "cudaErrorLaunchFailure";

@@ -3,7 +3,9 @@
 
   expect_verdict.py [checks] -- COMMAND...
 checks:
-  --verdict V            the result's verdict (required)
+  --verdict V            the result's verdict (this or --verdict-in is required)
+  --verdict-in V,W       any of these verdicts
+  --speedup-max X        the geometric-mean speedup is at most X (a cheat earned no speed)
   --outcome TEXT         some failing case's outcome contains TEXT
   --text TEXT            the message, hint, a case's detail or a sanitizer finding contains TEXT
                          (repeatable: each must be found)
@@ -155,7 +157,9 @@ def remove(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--verdict", required=True)
+    ap.add_argument("--verdict")
+    ap.add_argument("--verdict-in", help="comma-separated verdicts, any of which is right")
+    ap.add_argument("--speedup-max", type=float, help="the speedup must not exceed this (a cheat earned nothing)")
     ap.add_argument("--outcome")
     ap.add_argument("--text", action="append", default=[])
     ap.add_argument("--speedup-contains", type=float)
@@ -169,6 +173,9 @@ def main():
     ap.add_argument("--run-timeout", type=float, default=900)
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
+    if not a.verdict and not a.verdict_in:
+        ap.error("--verdict or --verdict-in is required")
+    allowed = a.verdict_in.split(",") if a.verdict_in else [a.verdict]
     command = a.command[1:] if a.command and a.command[0] == "--" else a.command
 
     failures = []
@@ -211,9 +218,9 @@ def main():
         print("no CUDA device: skipped" if not failures else "no CUDA device, but the checks above failed")
         sys.exit(1 if failures else 77)
     print(json.dumps(r, indent=2)[:6000])
-    if r.get("verdict") != a.verdict:
-        failures.append(f"verdict {r.get('verdict')!r}, expected {a.verdict!r}")
-    expected_code = 0 if a.verdict == "passed" else 1
+    if r.get("verdict") not in allowed:
+        failures.append(f"verdict {r.get('verdict')!r}, expected {' or '.join(allowed)}")
+    expected_code = 0 if r.get("verdict") == "passed" else 1
     if code != expected_code:
         failures.append(f"exit code {code}, expected {expected_code}")
     cases = r.get("cases", [])
@@ -235,6 +242,8 @@ def main():
         # widened by the precision speedups are printed with.
         if not lo - 0.005 <= a.speedup_contains <= hi + 0.005:
             failures.append(f"speedup interval [{lo}, {hi}] does not contain {a.speedup_contains}")
+    if a.speedup_max is not None and timing.get("speedup", 0) > a.speedup_max:
+        failures.append(f"speedup {timing.get('speedup')} above {a.speedup_max}: the cheat earned speed")
     if a.score_zero and r.get("score", {}).get("total", 0) != 0:
         failures.append(f"score {r['score']['total']}, expected 0")
     log = r.get("log", "")

@@ -8,8 +8,10 @@
 // the lab's own calls never wait for it.
 // On a naive grader that times the baseline in its own process beside the live lab process and
 // trusts the ratio, the baseline looks several times slower: a large "speedup", full marks.
-// Expected verdict: timing-implausible (the judge also times the baseline with no harness alive,
-// before and after, and the samples taken beside the harness disagree with those). 0 points.
+// Expected: no speed gained. The judge times the baseline in its own process, and also with no
+// harness alive before and after; a baseline slowed by more than 10% beside the lab is
+// timing-implausible. Measured on an H100, this spin slowed the baseline by under 2% (0.5217 vs
+// 0.5123 ms clean): the lab then grades as the plain conv it is (passed, 0.77x, correctness only).
 #include <unistd.h>
 
 #include <atomic>
