@@ -20,8 +20,9 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 // How much slower the baseline may run during the pairs than with no lab process alive, and how
-// many clean samples each side of the lab gets.
-constexpr double kInterferenceLimit = 1.10;
+// many clean samples each side of the lab gets. Measured on an H100 with honest labs: Op Time
+// +0.4% to +2.3%; Layer Time (copies and kernels of two processes' contexts) +6.7% to +9.5%.
+constexpr double kInterferenceLimit = 1.10, kLayerInterferenceLimit = 1.25;
 constexpr int kCleanSamples = 5;
 
 struct Baselines::Entry {
@@ -130,14 +131,14 @@ void Baselines::check_interference(GradeResult& result) {
     const double after = stats::median({e.clean_ms.begin() + static_cast<long>(half), e.clean_ms.end()});
     const double clean = std::max(before, after);
     result.timing[i].base_clean_ms = clean;
-    if (result.verdict.empty() && e.interleaved_ms > kInterferenceLimit * clean) {
+    const double limit = timed_ == TimedRegion::layer ? kLayerInterferenceLimit : kInterferenceLimit;
+    if (result.verdict.empty() && e.interleaved_ms > limit * clean) {
       result.verdict = verdict::kTimingImplausible;
       result.message = fmt::format(
           "The baseline, timed by the kit in its own process between the lab's calls, took {:.3f} ms on {}, but "
           "{:.3f} ms with the lab's process gone ({:.0f}% slower; at most {:.0f}% is noise): work the lab left on "
           "the GPU after its calls returned slowed it down. The speedup cannot be trusted.",
-          e.interleaved_ms, result.timing[i].name, clean, 100 * (e.interleaved_ms / clean - 1),
-          100 * (kInterferenceLimit - 1));
+          e.interleaved_ms, result.timing[i].name, clean, 100 * (e.interleaved_ms / clean - 1), 100 * (limit - 1));
       result.hint = "Finish all of the op's work inside conv_forward_gpu; start no threads or streams that outlive it.";
     }
   }
