@@ -29,7 +29,7 @@ cp "$build/meson-logs/testlog.json" "$logs/testlog.json" 2>/dev/null
 bench_status=$?
 "$build/grader/labkit" baseline >"$logs/baseline.log" 2>&1
 baseline_status=$?
-# The grader end to end, through `labkit grade` (each lab in its own process): the baseline
+# The grader end to end, through `labkit grade` (each lab's code in its sandboxed harness): the baseline
 # against itself, a correct conv, the map baseline.
 start=$SECONDS
 "$build/grader/labkit" grade --tests baseline-self plain-conv map-baseline >"$logs/grade.log" 2>&1
