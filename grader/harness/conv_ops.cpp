@@ -12,6 +12,7 @@
 
 #include "device_ops.h"
 #include "grader/protocol/fresh.h"
+#include "grader/protocol/host_digest.h"
 #include "labkit/activity.h"
 #include "labkit/conv_run.h"
 #include "labkit/cuda_check.h"
@@ -218,27 +219,6 @@ json finish(const ConvOps& ops, const json& rq, const Tensors& t) {
   return {{"guards", guards}};
 }
 
-// fresh::digest_term summed over a host array, on several threads (it runs inside the clock).
-std::uint64_t host_digest(std::span<const float> data) {
-  const std::size_t threads = data.size() < (1u << 20) ? 1 : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
-  std::vector<std::uint64_t> part(threads, 0);
-  std::vector<std::thread> pool;
-  for (std::size_t k = 0; k < threads; ++k)
-    pool.emplace_back([&, k] {
-      std::uint64_t acc = 0;
-      for (std::size_t i = data.size() * k / threads; i < data.size() * (k + 1) / threads; ++i) {
-        std::uint32_t bits;
-        std::memcpy(&bits, &data[i], 4);
-        acc += fresh::digest_term(bits, i);
-      }
-      part[k] = acc;
-    });
-  for (std::thread& th : pool) th.join();
-  std::uint64_t sum = 0;
-  for (std::uint64_t v : part) sum += v;
-  return sum;
-}
-
 json layer(const ConvOps& ops, const json& rq, const Tensors& t) {
   Pending& p = g_pending;
   if (!p.in) throw KitError("layer before prepare");
@@ -256,7 +236,7 @@ json layer(const ConvOps& ops, const json& rq, const Tensors& t) {
   const double host_ms = ms_since(t0);
   // Inside the judge's clock: the digest seals the output the layer left when it returned.
   set_phase("the kit's digest of the output (after the layer)");
-  const std::uint64_t digest = host_digest(p.out->span());
+  const std::uint64_t digest = fresh::host_digest(p.out->span());  // several threads: it runs inside the clock
   json reply{{"host_ms", host_ms}, {"digest", digest}};
   if (recorder) reply["activity"] = activity_json(recorder->stop());
   p.layer_done = true;

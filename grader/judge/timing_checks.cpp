@@ -95,24 +95,9 @@ void Baselines::time_clean() {
   ++clean_rounds_;
 }
 
-TimedSide Baselines::side(const ConvShape& shape) {
-  for (auto& e : entries_)
-    if (e->shape.B == shape.B && e->shape.M == shape.M && e->shape.C == shape.C && e->shape.H == shape.H &&
-        e->shape.W == shape.W && e->shape.K == shape.K) {
-      Entry* p = e.get();
-      auto samples = std::make_shared<std::vector<double>>();
-      return {[p, samples] {
-        const Sample s = p->timed.sample();
-        samples->push_back(s.event_ms);
-        p->interleaved_ms = stats::median(*samples);
-        return s;
-      }};
-    }
-  throw std::logic_error("no baseline for " + to_string(shape));
-}
-
-TimedSide Baselines::map_side() {
-  Entry* p = entries_.at(0).get();
+namespace {
+// A baseline entry's samples as a side of the pairs, remembering their median beside the lab.
+TimedSide recording(Baselines::Entry* p) {
   auto samples = std::make_shared<std::vector<double>>();
   return {[p, samples] {
     const Sample s = p->timed.sample();
@@ -121,6 +106,17 @@ TimedSide Baselines::map_side() {
     return s;
   }};
 }
+}  // namespace
+
+TimedSide Baselines::side(const ConvShape& shape) {
+  for (auto& e : entries_)
+    if (e->shape.B == shape.B && e->shape.M == shape.M && e->shape.C == shape.C && e->shape.H == shape.H &&
+        e->shape.W == shape.W && e->shape.K == shape.K)
+      return recording(e.get());
+  throw std::logic_error("no baseline for " + to_string(shape));
+}
+
+TimedSide Baselines::map_side() { return recording(entries_.at(0).get()); }
 
 void Baselines::check_interference(GradeResult& result) {
   time_clean();

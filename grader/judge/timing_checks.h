@@ -49,8 +49,9 @@ class Baselines {
   // Sets timing-implausible on `result` when the baseline ran slower during the pairs.
   void check_interference(GradeResult& result);
 
- private:
   struct Entry;
+
+ private:
   TimedRegion timed_;
   L2Flush& flush_;
   std::vector<std::unique_ptr<Entry>> entries_;
