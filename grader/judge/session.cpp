@@ -147,9 +147,11 @@ void Session::ended(const std::string& what) {
   }
   if (!how.exited) {
     const bool segv = how.signal == SIGSEGV || how.signal == SIGBUS;
-    throw LabFailure(verdict::kCrashed,
-                     fmt::format("The lab crashed: its program {} during {}.", how.describe(), what),
-                     segv ? verdict::kHostSegfaultHint : "Read the lab's own output below for the last thing it did.");
+    const char* hint = segv ? verdict::kHostSegfaultHint
+                       : how.signal == SIGXFSZ ? "It wrote a file larger than the sandbox allows: a lab writes no files."
+                       : how.signal == SIGXCPU ? "It used more CPU time than the sandbox allows: host code that never ends."
+                                               : "Read the lab's own output below for the last thing it did.";
+    throw LabFailure(verdict::kCrashed, fmt::format("The lab crashed: its program {} during {}.", how.describe(), what), hint);
   }
   throw LabFailure(verdict::kProtocolError,
                    fmt::format("The lab's program {} during {}, before it answered the kit. kernel.cu must not end "

@@ -91,11 +91,17 @@ if ((${#submitted[@]})); then
   tb=$(date +%s)
   opts=(-Dtests=false -Dbench=disabled -Dcudnn=false --native-file "$work/kit/tools/cuda.ini")
   [[ -n ${LABKIT_BULK_GPU_ARCH:-} ]] && opts+=("-Dgpu_arch=$LABKIT_BULK_GPU_ARCH")
-  kit_targets=(grader/labkit grader/harness/liblabkit_harness.a reference/liblabkit_reference.a)
+  # The judge, and for grading the kit's own harnesses (its timing calibration) and the library
+  # every lab's harness links; the evidence task needs only the judge and each lab's PTX.
+  kit_targets=(grader/labkit)
+  [[ $mode == grade ]] && kit_targets+=(grader/harness/liblabkit_harness.a grader/harness/harness-kit-conv grader/harness/harness-kit-map)
   # The network accuracy checks (09-fp16) read the synthetic test set: the instructor's, or built here.
   [[ $mode == grade && ! -d ${LABKIT_BULK_DATA:-/nonexistent} ]] && kit_targets+=(datasets/synth-test-set.txt)
   targets=()
-  for id in "${submitted[@]}"; do targets+=("grader/harness/harness-$id" "grader/harness/$id.ptx"); done
+  for id in "${submitted[@]}"; do
+    targets+=("grader/harness/$id.ptx")
+    [[ $mode == grade ]] && targets+=("grader/harness/harness-$id")
+  done
   if timeout "$build_timeout" meson setup "$b" "$work/kit" "${opts[@]}" >"$dir/build.log" 2>&1 \
      && timeout "$build_timeout" ninja -C "$b" -j "$jobs" "${kit_targets[@]}" >>"$dir/build.log" 2>&1; then
     setup=ok
@@ -108,7 +114,7 @@ if ((${#submitted[@]})); then
   for id in "${submitted[@]}"; do
     if [[ $setup != ok ]]; then
       echo kit-error >"$dir/labs/$id.state"
-    elif [[ ! -x $b/grader/harness/harness-$id || ! -f $b/grader/harness/$id.ptx ]]; then
+    elif [[ ! -f $b/grader/harness/$id.ptx || ($mode == grade && ! -x $b/grader/harness/harness-$id) ]]; then
       echo build-failed >"$dir/labs/$id.state"
       # Once more alone, so that build-ID.log holds this lab's errors only.
       timeout 600 ninja -C "$b" "grader/harness/harness-$id" "grader/harness/$id.ptx" >"$dir/build-$id.log" 2>&1
