@@ -158,7 +158,12 @@ void check_lab_times(ShapeTiming& st, const RemoteLog& log, const RemoteCosts& c
   const double gap = own - reported;
   st.lab_extra_host_ms = gap;
   st.overhead_ms = costs.overhead_ms;
-  const double allowance = layer ? 0.3 + 0.05 * reported : 0.05 + 0.05 * reported;
+  // A layer-timed lab's request also hashes its host output on the CPU inside the clock (the
+  // overhead, several ms at batch 1000): that varies by a quarter of itself between requests
+  // (measured on an H100: an honest streams lab 0.68 ms over an overhead of 4.6 ms). An op-timed
+  // lab's digest runs on the GPU and varies by microseconds.
+  const double allowance =
+      layer ? 0.3 + 0.05 * reported + 0.25 * costs.overhead_ms : 0.05 + 0.05 * reported;
   if (gap > allowance) {
     const double lab_host = stats::median(log.host_ms);
     if (lab_host - reported > allowance / 2) {
