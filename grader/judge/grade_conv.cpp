@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -166,26 +167,32 @@ TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCas
     const std::uint64_t out = r.add(sh.output_size());
     s.tensors().reserve(r.total());
     const std::string call = fmt::format("timed call {} of {}", n, c.name);
+    CallClock clock(log);
     s.call({{"op", "prepare"}, {"shape", {sh.B, sh.M, sh.C, sh.H, sh.W, sh.K}}, {"layer", layer},
             {"memory", layer ? "pinned" : "pageable"}, {"input", {{"seed", fresh.input_seed}, {"lo", c.lo}, {"hi", c.hi}}},
             {"mask", {{"seed", fresh.mask_seed}, {"lo", -0.5}, {"hi", 0.5}}}, {"spacer", n % 3}},
            (layer ? "preparing " : "conv_forward_gpu_prolog, ") + call);
+    clock.lap(&RemoteLog::prepare_ms);
     flush();
     LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+    clock.lap(&RemoteLog::flush_ms);
     double wall = 0;
     const json ran = s.call({{"op", layer ? "layer" : "run"}, {"out", out}},
                             (layer ? "the layer (prolog, conv_forward_gpu, epilog), " : "conv_forward_gpu, ") + call, &wall);
     const double reported = number(ran, layer ? "host_ms" : "event_ms", 0, 1e7);
     const double host = number(ran, "host_ms", 0, 1e7);
     const std::uint64_t digest = unsigned_number(ran, "digest");
+    clock.lap(&RemoteLog::run_ms);
     const json fin = s.call({{"op", "finish"}, {"out", out}}, "conv_forward_gpu_epilog, " + call);
     check_guards(fin, call);
-    // The output as it is now, copied before anything else: a late writer cannot finish it later.
-    const Snapshot snap = snapshot(s.tensors().floats(out, sh.output_size()));
-    const std::vector<float>& got = snap.values;
-    if (snap.digest != digest) throw output_changed(call, layer);
-    CaseReport rep = check_fresh_conv(fresh, got, precision, rng.next(), call);
+    clock.lap(&RemoteLog::finish_ms);
+    // Positions picked after the call; the output read once where it lies (remote.h).
+    const std::vector<std::size_t> positions = pick_positions(sh.output_size(), rng.next(), 2048);
+    const SealedRead got = read_sealed(s.tensors().floats(out, sh.output_size()), positions);
+    if (got.digest != digest) throw output_changed(call, layer);
+    CaseReport rep = check_fresh_conv(fresh, got, positions, precision, call);
     if (!rep.passed) throw TimedCallWrong{std::move(rep)};
+    clock.lap(&RemoteLog::check_ms);
     log.wall_ms.push_back(wall);
     log.event_ms.push_back(reported);
     log.host_ms.push_back(host);
@@ -222,13 +229,12 @@ std::vector<double> kit_overheads(Context& ctx, const std::vector<ConvCase>& gra
 }
 
 ShapeTiming time_case(Context& ctx, const ConvCase& c, double overhead, Baselines& base, L2Flush& flush,
-                      SplitMix64& rng) {
+                      SplitMix64& rng, RemoteLog& log) {
   Session& s = ctx.start();
   const bool layer = ctx.spec.timed == TimedRegion::layer;
   RemoteCosts costs;
   costs.round_trip_ms = median_round_trip(s);
   costs.overhead_ms = overhead;
-  RemoteLog log;
   const TimedSide lab = remote_side(s, layer, ctx.spec.precision, c, flush, costs, log, rng);
   const PairTiming t = time_pairs(base.side(c.shape), lab, Measure::events, ctx.opt.stopping, layer ? 2 : 3);
   const double macs = double(c.shape.macs());
@@ -263,6 +269,7 @@ void grade_conv(Context& ctx) {
   for (const ConvCase& c : cases)
     expected.push_back({reference::conv_reference_gpu(c.shape, c.input, c.mask),
                         reference::conv_error_scale_gpu(c.shape, c.input, c.mask)});
+  ctx.phase_done("cases and expected outputs (fp64)");
   const bool timing = !opt.correctness_only;
   std::unique_ptr<Baselines> base;
   std::unique_ptr<L2Flush> flush;
@@ -271,10 +278,16 @@ void grade_conv(Context& ctx) {
     base = std::make_unique<Baselines>(ctx.spec.timed, *flush);
     for (const ConvCase& c : grading) base->add(c.shape, c.input, c.mask);
     base->time_clean();
+    ctx.phase_done("baseline timed alone");
   }
   const std::vector<double> overheads = timing ? kit_overheads(ctx, grading, *flush) : std::vector<double>{};
+  if (timing) ctx.phase_done("kit harness overhead");
+  // The judge's own network run (the baseline's predictions) overlaps the lab's correctness cases:
+  // neither is timed, and it took as long as all of them.
   NetworkCase network;
-  if (ctx.spec.network_accuracy && !opt.under_sanitizer) network.prepare(ctx, *ctx.spec.network_accuracy);
+  std::future<void> network_ready;
+  if (ctx.spec.network_accuracy && !opt.under_sanitizer)
+    network_ready = std::async(std::launch::async, [&] { network.prepare(ctx, *ctx.spec.network_accuracy); });
 
   // Device memory is recorded on the lab's very first call too: a lab that allocates a workspace
   // once and keeps it would allocate nothing in a later window.
@@ -295,22 +308,30 @@ void grade_conv(Context& ctx) {
     }
   }
   expected.clear();
+  if (network_ready.valid()) network_ready.get();  // rethrows what the network run threw
+  ctx.phase_done(network_ready.valid() || (ctx.spec.network_accuracy && !opt.under_sanitizer)
+                     ? "checked cases (harness start included), network baseline beside them"
+                     : "checked cases (harness start included)");
   if (!all_passed(result)) return;
   if (ctx.spec.network_accuracy && !opt.under_sanitizer) {
     result.cases.push_back(network.run(ctx));
+    ctx.phase_done("network accuracy");
     if (!all_passed(result)) return;
   }
   if (!timing) return;
 
   SplitMix64 rng(seed_for(opt.seed, "timed calls"));
   for (std::size_t i = 0; i < grading.size(); ++i) {
+    RemoteLog log;
     try {
-      result.timing.push_back(time_case(ctx, grading[i], overheads[i], *base, *flush, rng));
+      result.timing.push_back(time_case(ctx, grading[i], overheads[i], *base, *flush, rng, log));
     } catch (TimedCallWrong& w) {
       result.cases.push_back(std::move(w.report));
       all_passed(result);
       return;
     }
+    ctx.phase_done(fmt::format("timed pairs of {} ({} lab calls)", grading[i].name, log.calls));
+    record_call_costs(result, log);
   }
   result.timed = true;
   for (HostEvidence kind : ctx.spec.host_evidence) {
@@ -333,8 +354,10 @@ void grade_conv(Context& ctx) {
     }
     result.host_evidence.push_back(rep);
   }
+  if (!ctx.spec.host_evidence.empty()) ctx.phase_done("host evidence");
   ctx.harness->close();
   base->check_interference(result);
+  ctx.phase_done("baseline timed alone again, harness closed");
 }
 
 }  // namespace labkit::judge

@@ -60,19 +60,17 @@ std::vector<std::size_t> checked_rows(int dimy) {
   return rows;
 }
 
-// `rows` of `out` against the reference computed from `input_row(r)`.
+// `got` (the values of `rows`, one row after another) against the reference computed from
+// `input_row(r)`.
 CaseReport compare_rows(const std::string& name, const std::string& origin, int dimx, int dimy, int niterations,
-                        std::span<const float> out, const std::vector<std::size_t>& rows,
+                        std::span<const float> got, const std::vector<std::size_t>& rows,
                         const std::function<void(std::size_t, std::span<float>)>& input_row,
                         const std::vector<double>& full_expected) {
   CaseReport rep{name, origin, shape_of(dimx, dimy, niterations), false, "", "", 0};
   const std::size_t w = std::size_t(dimx);
-  std::vector<float> got, in(rows.size() * w);
+  std::vector<float> in(rows.size() * w);
   std::vector<double> expected(rows.size() * w);
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    got.insert(got.end(), out.begin() + static_cast<long>(rows[k] * w), out.begin() + static_cast<long>((rows[k] + 1) * w));
-    input_row(rows[k], std::span<float>(in).subspan(k * w, w));
-  }
+  for (std::size_t k = 0; k < rows.size(); ++k) input_row(rows[k], std::span<float>(in).subspan(k * w, w));
   if (!full_expected.empty() && rows.size() == std::size_t(dimy)) expected = full_expected;
   else reference::map_forward_cpu(expected, in, dimx, int(rows.size()), niterations);
   const check::Result cmp = check::compare(got, expected, expected, check::map_tolerance());
@@ -96,7 +94,12 @@ CaseReport check_case(Context& ctx, const MapCase& c) {
                             fmt::format("map_forward_gpu, case {} ({})", c.name, shape_of(c.dimx, c.dimy, c.niterations)));
   check_guards(reply, c.name);
   const std::size_t w = std::size_t(c.dimx);
-  return compare_rows(c.name, c.origin, c.dimx, c.dimy, c.niterations, s.tensors().floats(out, n), checked_rows(c.dimy),
+  const std::vector<std::size_t> rows = checked_rows(c.dimy);
+  const std::span<const float> all = s.tensors().floats(out, n);
+  std::vector<float> got;
+  for (std::size_t row : rows)
+    got.insert(got.end(), all.begin() + static_cast<long>(row * w), all.begin() + static_cast<long>((row + 1) * w));
+  return compare_rows(c.name, c.origin, c.dimx, c.dimy, c.niterations, got, rows,
                       [&](std::size_t row, std::span<float> dst) {
                         std::copy(c.input.begin() + static_cast<long>(row * w),
                                   c.input.begin() + static_cast<long>((row + 1) * w), dst.begin());
@@ -114,31 +117,39 @@ TimedSide remote_side(Session& s, const MapCase& c, L2Flush& flush, const Remote
     Regions r;
     const std::uint64_t out = r.add(n);
     s.tensors().reserve(r.total());
+    CallClock clock(log);
     s.call({{"op", "prepare"}, {"dims", {c.dimx, c.dimy, c.niterations}}, {"seed", seed}}, "preparing " + call);
+    clock.lap(&RemoteLog::prepare_ms);
     flush();
     LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+    clock.lap(&RemoteLog::flush_ms);
     double wall = 0;
     const json ran = s.call({{"op", "run"}}, "map_forward_gpu, " + call, &wall);
+    clock.lap(&RemoteLog::run_ms);
     const double event = number(ran, "event_ms", 0, 1e7);
     const double host = number(ran, "host_ms", 0, 1e7);
     const std::uint64_t digest = unsigned_number(ran, "digest");
     check_guards(s.call({{"op", "finish"}, {"out", out}}, "the end of " + call), call);
-    const Snapshot snap = snapshot(s.tensors().floats(out, n));
-    const std::vector<float>& got = snap.values;
-    if (snap.digest != digest) throw output_changed(call, false);
-    // Eight rows picked after the call, each checked exactly.
+    clock.lap(&RemoteLog::finish_ms);
+    // Eight rows picked after the call, each checked exactly; the output read once where it lies.
     std::vector<std::size_t> rows;
     for (int i = 0; i < 8; ++i) rows.push_back(std::size_t(rng.next() % std::uint64_t(c.dimy)));
     std::sort(rows.begin(), rows.end());
     rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
     const std::size_t w = std::size_t(c.dimx);
-    CaseReport rep = compare_rows(call, "timed", c.dimx, c.dimy, c.niterations, got, rows,
+    std::vector<std::size_t> positions;
+    for (std::size_t row : rows)
+      for (std::size_t j = 0; j < w; ++j) positions.push_back(row * w + j);
+    const SealedRead got = read_sealed(s.tensors().floats(out, n), positions);
+    if (got.digest != digest) throw output_changed(call, false);
+    CaseReport rep = compare_rows(call, "timed", c.dimx, c.dimy, c.niterations, got.values, rows,
                                   [&](std::size_t row, std::span<float> dst) {
                                     for (std::size_t j = 0; j < w; ++j)
                                       dst[j] = fresh::fresh_value(seed, row * w + j, kMapInputMin, kMapInputMax);
                                   },
                                   {});
     if (!rep.passed) throw TimedCallWrong{std::move(rep)};
+    clock.lap(&RemoteLog::check_ms);
     log.wall_ms.push_back(wall);
     log.event_ms.push_back(event);
     log.host_ms.push_back(host);
@@ -171,6 +182,7 @@ void grade_map(Context& ctx) {
     base = std::make_unique<Baselines>(TimedRegion::op, *flush);
     base->add_map(grading.dimx, grading.dimy, grading.niterations, grading.input);
     base->time_clean();
+    ctx.phase_done("baseline timed alone");
   }
   // What a timed request costs beyond its events and the round trip, on the kit's own harness.
   double overhead = 0;
@@ -193,8 +205,10 @@ void grade_map(Context& ctx) {
     for (std::size_t i = 0; i < klog.wall_ms.size(); ++i) extra.push_back(klog.wall_ms[i] - kc.round_trip_ms - klog.event_ms[i]);
     overhead = stats::median(extra);
     kit.close();
+    ctx.phase_done("kit harness overhead");
   }
   for (const MapCase& c : cases) result.cases.push_back(check_case(ctx, c));
+  ctx.phase_done("checked cases (harness start included)");
   if (!all_passed(result) || !timing) return;
 
   Session& s = ctx.start();
@@ -211,6 +225,8 @@ void grade_map(Context& ctx) {
     all_passed(result);
     return;
   }
+  ctx.phase_done(fmt::format("timed pairs of the workload ({} lab calls)", log.calls));
+  record_call_costs(result, log);
   const SmClock clock = read_sm_clock();
   ShapeTiming st{grading.name, shape_of(grading.dimx, grading.dimy, grading.niterations), t.base_ms, t.lab_ms,
                  t.speedup.median, t.speedup.low, t.speedup.high, int(t.ratios.size()), t.noise, t.converged, false,
@@ -224,6 +240,7 @@ void grade_map(Context& ctx) {
   result.timed = true;
   ctx.harness->close();
   base->check_interference(result);
+  ctx.phase_done("baseline timed alone again, harness closed");
 }
 
 }  // namespace labkit::judge

@@ -19,6 +19,8 @@ nlohmann::json to_json(const GradeResult& r) {
   for (const CaseReport& c : r.cases)
     cases.push_back({{"name", c.name}, {"origin", c.origin}, {"shape", c.shape}, {"passed", c.passed},
                      {"outcome", c.outcome}, {"detail", c.detail}, {"worst", c.worst}});
+  json phases = json::array();
+  for (const auto& [name, seconds] : r.phases) phases.push_back({{"phase", name}, {"seconds", seconds}});
   json timing = json::array();
   for (const ShapeTiming& t : r.timing)
     timing.push_back({{"name", t.name}, {"shape", t.shape}, {"baseline_ms", t.base_ms},
@@ -64,6 +66,7 @@ nlohmann::json to_json(const GradeResult& r) {
       {"sandbox", r.sandbox},
       {"log", r.log},
       {"seconds", r.seconds},
+      {"phases", phases},
       {"exit_code", r.exit_code},
   };
 }

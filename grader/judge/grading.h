@@ -1,6 +1,7 @@
 // grading.h (judge-private) — the per-kind grading steps judge_lab() runs (labkit/judge.h).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,14 @@ struct Context {
 
   // Starts the harness (once): everything the judge must hold before the lab runs is ready.
   Session& start();
+
+  // Closes the phase that just ended under `name` (result.phases): the time since the last call.
+  void phase_done(const std::string& name) {
+    const auto now = std::chrono::steady_clock::now();
+    result.phases.emplace_back(name, std::chrono::duration<double>(now - phase_start).count());
+    phase_start = now;
+  }
+  std::chrono::steady_clock::time_point phase_start = std::chrono::steady_clock::now();
 };
 
 // Each leaves result.verdict empty (correct so far) or sets a failure; throws LabFailure for what

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <thread>
 
+#include "grader/protocol/chunks.h"
 #include "grader/protocol/fresh.h"
 #include "grader/protocol/host_digest.h"
 #include "labkit/check.h"
@@ -18,25 +19,65 @@ namespace labkit::judge {
 
 std::uint64_t host_digest(std::span<const float> data) { return fresh::host_digest(data); }
 
-Snapshot snapshot(std::span<const float> shared) {
-  Snapshot s;
-  s.values.resize(shared.size());
-  const std::size_t threads =
-      shared.size() < (1u << 20) ? 1 : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
-  std::vector<std::uint64_t> part(threads, 0);
-  std::vector<std::thread> pool;
-  for (std::size_t k = 0; k < threads; ++k)
-    pool.emplace_back([&, k] {
-      std::uint64_t acc = 0;
-      const std::size_t first = shared.size() * k / threads, last = shared.size() * (k + 1) / threads;
-      std::copy(shared.begin() + static_cast<long>(first), shared.begin() + static_cast<long>(last),
-                s.values.begin() + static_cast<long>(first));
-      for (std::size_t i = first; i < last; ++i) acc += fresh::digest_term(std::bit_cast<std::uint32_t>(s.values[i]), i);
-      part[k] = acc;
-    });
-  for (std::thread& t : pool) t.join();
-  for (std::uint64_t p : part) s.digest += p;
-  return s;
+SealedRead read_sealed(std::span<const float> shared, std::span<const std::size_t> positions,
+                       std::span<float> copy_to, std::size_t max_bad) {
+  const std::size_t n = shared.size();
+  const std::size_t chunks = fresh::chunk_count(n);
+  struct Part {
+    std::uint64_t digest = 0;
+    std::size_t unwritten = 0, nonfinite = 0;
+    std::vector<std::pair<std::size_t, float>> bad;
+  };
+  std::vector<Part> parts(chunks);
+  SealedRead r;
+  r.values.resize(positions.size());
+  // Volatile: the compiler may not load an element twice (once for the digest, once for the scan).
+  const volatile std::uint32_t* bits = reinterpret_cast<const volatile std::uint32_t*>(shared.data());
+  const bool copy = !copy_to.empty();
+  fresh::for_chunks(n, [&](std::size_t first, std::size_t last, std::size_t k) {
+    Part& p = parts[k];
+    std::size_t next = std::size_t(std::lower_bound(positions.begin(), positions.end(), first) - positions.begin());
+    for (std::size_t i = first; i < last; ++i) {
+      const std::uint32_t b = bits[i];
+      const float x = std::bit_cast<float>(b);
+      p.digest += fresh::digest_term(b, i);
+      if (copy) copy_to[i] = x;
+      if (next < positions.size() && positions[next] == i) r.values[next++] = x;
+      const bool poison = b == 0xFFFFFFFFu;
+      if (poison || !std::isfinite(x)) {
+        poison ? ++p.unwritten : ++p.nonfinite;
+        if (p.bad.size() < max_bad) p.bad.emplace_back(i, x);
+      }
+    }
+  });
+  for (const Part& p : parts) {
+    r.digest += p.digest;
+    r.unwritten += p.unwritten;
+    r.nonfinite += p.nonfinite;
+    for (const auto& b : p.bad)
+      if (r.bad.size() < max_bad) r.bad.push_back(b);
+  }
+  return r;
+}
+
+std::vector<std::size_t> pick_positions(std::size_t n, std::uint64_t seed, int samples) {
+  std::vector<std::size_t> positions;
+  if (n == 0) return positions;
+  SplitMix64 rng(seed);
+  for (int k = 0; k < samples; ++k) positions.push_back(std::size_t(rng.next() % n));
+  positions.push_back(n - 1);
+  std::sort(positions.begin(), positions.end());
+  positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+  return positions;
+}
+
+void record_call_costs(GradeResult& result, const RemoteLog& log) {
+  const std::pair<const char*, double> parts[] = {{"prepare (fresh inputs, prolog)", log.prepare_ms},
+                                                  {"L2 flush", log.flush_ms},
+                                                  {"timed request", log.run_ms},
+                                                  {"finish (epilog, output)", log.finish_ms},
+                                                  {"judge's check", log.check_ms}};
+  for (const auto& [name, ms] : parts) result.phases.emplace_back(fmt::format("  lab calls: {}", name), ms / 1e3);
 }
 
 double floor_ms(double macs, double read_bytes, double write_bytes) {
@@ -57,45 +98,23 @@ double floor_ms(double macs, double read_bytes, double write_bytes) {
   return std::max(compute_ms, memory_ms);
 }
 
-CaseReport check_fresh_conv(const FreshConv& c, std::span<const float> out, Precision precision,
-                            std::uint64_t pick_seed, const std::string& name, int samples) {
+CaseReport check_fresh_conv(const FreshConv& c, const SealedRead& out, std::span<const std::size_t> positions,
+                            Precision precision, const std::string& name) {
   const ConvShape& s = c.shape;
   CaseReport rep{name, "timed", to_string(s), false, "", "", 0};
   std::vector<float> mask(s.mask_size());
   for (std::size_t i = 0; i < mask.size(); ++i) mask[i] = fresh::fresh_value(c.mask_seed, i, -0.5f, 0.5f);
-  // Every element: the poison and NaN/inf cost one pass (on several threads); the values are
-  // checked where sampled. Positions of the first bad ones are found only when there are some.
-  std::vector<std::size_t> positions;
-  std::size_t unwritten = 0, nonfinite = 0;
-  {
-    const std::size_t threads = out.size() < (1u << 20) ? 1 : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
-    std::vector<std::size_t> u(threads, 0), nf(threads, 0);
-    std::vector<std::thread> pool;
-    for (std::size_t k = 0; k < threads; ++k)
-      pool.emplace_back([&, k] {
-        for (std::size_t i = out.size() * k / threads; i < out.size() * (k + 1) / threads; ++i) {
-          if (std::bit_cast<std::uint32_t>(out[i]) == 0xFFFFFFFFu) ++u[k];
-          else if (!std::isfinite(out[i])) ++nf[k];
-        }
-      });
-    for (std::thread& t : pool) t.join();
-    for (std::size_t k = 0; k < threads; ++k) unwritten += u[k], nonfinite += nf[k];
-  }
-  for (std::size_t i = 0, found = 0; (unwritten || nonfinite) && i < out.size() && found < 2 * check::kMaxReported; ++i)
-    if (std::bit_cast<std::uint32_t>(out[i]) == 0xFFFFFFFFu || !std::isfinite(out[i])) {
-      positions.push_back(i);
-      ++found;
-    }
-  SplitMix64 rng(pick_seed);
-  for (int k = 0; k < samples; ++k) positions.push_back(std::size_t(rng.next() % out.size()));
-  positions.push_back(out.size() - 1);
-  std::sort(positions.begin(), positions.end());
-  positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+  // The first bad elements found by the scan are reported with the sampled ones.
+  std::vector<std::pair<std::size_t, float>> checked = out.bad;
+  for (std::size_t k = 0; k < positions.size(); ++k) checked.emplace_back(positions[k], out.values[k]);
+  std::sort(checked.begin(), checked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  checked.erase(std::unique(checked.begin(), checked.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+                checked.end());
 
   std::vector<float> got;
   std::vector<double> expected, bound;
   const int ho = s.H_out(), wo = s.W_out();
-  for (std::size_t i : positions) {
+  for (const auto& [i, value] : checked) {
     const int w = int(i % wo), h = int(i / wo % ho), m = int(i / (std::size_t(wo) * ho) % s.M);
     const std::size_t b = i / (std::size_t(wo) * ho * s.M);
     double acc = 0, mag = 0;
@@ -108,19 +127,19 @@ CaseReport check_fresh_conv(const FreshConv& c, std::span<const float> out, Prec
           acc += x * wv;
           mag += std::fabs(x * wv);
         }
-    got.push_back(out[i]);
+    got.push_back(value);
     expected.push_back(acc);
     bound.push_back(mag);
   }
   check::Result cmp = check::compare(got, expected, bound, check::conv_tolerance(s, precision, std::max(std::fabs(double(c.lo)), std::fabs(double(c.hi))), 0.5));
-  for (check::Mismatch& m : cmp.first) m.index = positions[m.index];
-  rep.passed = cmp.passed() && unwritten == 0 && nonfinite == 0;
+  for (check::Mismatch& m : cmp.first) m.index = checked[m.index].first;
+  rep.passed = cmp.passed() && out.unwritten == 0 && out.nonfinite == 0;
   rep.worst = cmp.worst;
   rep.outcome = check::to_string(cmp.outcome);
   rep.detail = cmp.describe(check::conv_layout(s)) +
                fmt::format("\n    (a timed call with fresh inputs: every element scanned for NaN/inf/poison "
                            "({} never written, {} NaN/inf), {} positions checked against the reference)",
-                           unwritten, nonfinite, positions.size());
+                           out.unwritten, out.nonfinite, checked.size());
   return rep;
 }
 

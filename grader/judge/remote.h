@@ -3,6 +3,7 @@
 // lab's side of a timed pair built on a harness session.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -21,13 +22,23 @@ namespace labkit::judge {
 // fresh::digest_term summed over `data` (several threads for big outputs).
 std::uint64_t host_digest(std::span<const float> data);
 
-// A timed call's output copied out of the tensor file in one pass on several threads, with its
-// digest computed from the copy: what is checked is exactly what was sealed.
-struct Snapshot {
-  std::vector<float> values;
+// A timed call's output read where the harness left it (the tensor file), every element exactly
+// once: that one read feeds the digest, the scan for poison (0xFFFFFFFF) and NaN/inf, and the
+// values kept at `positions` (ascending). Reading twice would let a writer still running in the
+// lab's process show the check one value and the digest another; copying 100 MB out first cost
+// more than the call. `copy_to`, when not empty, receives every value read (the network case).
+struct SealedRead {
   std::uint64_t digest = 0;
+  std::size_t unwritten = 0, nonfinite = 0;
+  std::vector<std::pair<std::size_t, float>> bad;  // the first bad elements (index, value), ascending
+  std::vector<float> values;                       // at `positions`, in their order
 };
-Snapshot snapshot(std::span<const float> shared);
+SealedRead read_sealed(std::span<const float> shared, std::span<const std::size_t> positions,
+                       std::span<float> copy_to = {}, std::size_t max_bad = 8);
+
+// `samples` positions of an output of `n` elements picked by `seed`, plus the last element;
+// ascending, no repeats.
+std::vector<std::size_t> pick_positions(std::size_t n, std::uint64_t seed, int samples);
 
 // The fastest any implementation could run a call that does `macs` multiply-adds and must read
 // `read_bytes` and write `write_bytes` of device memory (beyond what L2 can hold), at the
@@ -42,11 +53,11 @@ struct FreshConv {
   float lo = 0, hi = 1;  // the input's range; the mask's is [-0.5, 0.5)
 };
 
-// The output of a timed call checked at `samples` positions picked by `pick_seed` (after the
-// call), against the double-precision conv of the same fresh inputs, plus a scan of every element
-// for the poison pattern, NaN and inf. `name` names the call in the report.
-CaseReport check_fresh_conv(const FreshConv& c, std::span<const float> out, Precision precision,
-                            std::uint64_t pick_seed, const std::string& name, int samples = 2048);
+// A timed call's output, read by read_sealed at `positions`, checked there against the
+// double-precision conv of the same fresh inputs; any poison, NaN or inf anywhere fails it.
+// `name` names the call in the report.
+CaseReport check_fresh_conv(const FreshConv& c, const SealedRead& out, std::span<const std::size_t> positions,
+                            Precision precision, const std::string& name);
 
 // Bounds the judge places on one lab sample (ms). Exceeding one is timing-implausible.
 struct RemoteCosts {
@@ -64,6 +75,27 @@ std::string kit_harness(const std::string& kind);
 struct RemoteLog {
   std::vector<double> wall_ms, event_ms, host_ms;
   int calls = 0;
+  // Where a lab sample's time goes (ms, summed over calls): the prepare request (fresh inputs and
+  // the prolog), the L2 flush, the timed request, the finish request (epilog), the judge's check.
+  double prepare_ms = 0, flush_ms = 0, run_ms = 0, finish_ms = 0, check_ms = 0;
 };
+
+// Adds the time since the last lap (or construction) to one of RemoteLog's parts.
+class CallClock {
+ public:
+  explicit CallClock(RemoteLog& log) : log_(log) {}
+  void lap(double RemoteLog::*part) {
+    const auto now = std::chrono::steady_clock::now();
+    log_.*part += std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  RemoteLog& log_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// Appends a timed shape's lab-sample parts to result.phases (seconds, summed over its calls).
+void record_call_costs(GradeResult& result, const RemoteLog& log);
 
 }  // namespace labkit::judge

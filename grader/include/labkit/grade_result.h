@@ -108,6 +108,9 @@ struct GradeResult {
   std::string sandbox;  // "bubblewrap 0.8.0 (...)" or "none": how the lab's code was confined
   std::string log;      // the lab's own stdout/stderr, cut: shown, never parsed
   double seconds = 0;
+  // Where those seconds went, in the order the judge spent them (name, seconds): what an
+  // instructor looks at when grading a class takes too long.
+  std::vector<std::pair<std::string, double>> phases;
   int exit_code = 99;
 };
 

@@ -35,7 +35,7 @@ struct StoppingRule {
   int min_samples = 10;
   int max_samples = 1000;
   double max_noise = 0.01;
-  double max_seconds = 4;
+  double max_seconds = 3;
 };
 
 struct PairTiming {
