@@ -202,7 +202,8 @@ TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCas
 
 // What a timed request costs beyond the reported time and the round trip, per grading shape,
 // measured on the kit's own harness (the baseline behind the lab API) before the lab starts.
-std::vector<double> kit_overheads(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush) {
+std::vector<double> kit_overheads(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush,
+                                  const std::string& stream = "kit harness") {
   SessionOptions so = ctx.session;
   so.harness = kit_harness("conv");
   so.lab_id = "kit-conv";
@@ -210,7 +211,7 @@ std::vector<double> kit_overheads(Context& ctx, const std::vector<ConvCase>& gra
   Session kit(so);
   kit.start();
   const bool layer = ctx.spec.timed == TimedRegion::layer;
-  SplitMix64 rng(seed_for(ctx.opt.seed, "kit harness"));
+  SplitMix64 rng(seed_for(ctx.opt.seed, stream));
   std::vector<double> overheads;
   for (const ConvCase& c : grading) {
     RemoteCosts costs{median_round_trip(kit), 0};
@@ -228,7 +229,7 @@ std::vector<double> kit_overheads(Context& ctx, const std::vector<ConvCase>& gra
   return overheads;
 }
 
-ShapeTiming time_case(Context& ctx, const ConvCase& c, double overhead, Baselines& base, L2Flush& flush,
+ShapeTiming time_once(Context& ctx, const ConvCase& c, double overhead, Baselines& base, L2Flush& flush,
                       SplitMix64& rng, RemoteLog& log) {
   Session& s = ctx.start();
   const bool layer = ctx.spec.timed == TimedRegion::layer;
@@ -248,6 +249,23 @@ ShapeTiming time_case(Context& ctx, const ConvCase& c, double overhead, Baseline
   st.floor_ms = layer ? 0 : floor_ms(macs, bytes_in, bytes_out);
   check_lab_times(st, log, costs, layer);
   return st;
+}
+
+// A shape's pairs, measured a second time, overhead included, when the judge's clock disagreed
+// (timing_checks.h): the second measurement is the result, whatever it finds.
+ShapeTiming time_case(Context& ctx, const ConvCase& c, double overhead, Baselines& base, L2Flush& flush,
+                      SplitMix64& rng, RemoteLog& log) {
+  try {
+    return time_once(ctx, c, overhead, base, flush, rng, log);
+  } catch (const WallClockDisagrees& first) {
+    ctx.phase_done(fmt::format("timed pairs of {} ({} lab calls): the kit's clock disagreed, measured again", c.name, log.calls));
+    record_call_costs(ctx.result, log);
+    ctx.restart_harness();  // the kit harness alone on the GPU again, as in its first measurement
+    const double again = kit_overheads(ctx, {c}, flush, "kit harness, second measurement").front();
+    ctx.phase_done(fmt::format("kit harness overhead again ({:.3f} ms, was {:.3f} ms)", again, overhead));
+    log = {};
+    return time_once(ctx, c, again, base, flush, rng, log);
+  }
 }
 
 }  // namespace

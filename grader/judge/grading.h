@@ -22,6 +22,9 @@ struct Context {
 
   // Starts the harness (once): everything the judge must hold before the lab runs is ready.
   Session& start();
+  // Ends the harness's process (its log kept); the next start() begins a new one.
+  void restart_harness();
+  std::string earlier_logs;  // of harness processes ended by restart_harness()
 
   // Closes the phase that just ended under `name` (result.phases): the time since the last call.
   void phase_done(const std::string& name) {

@@ -81,6 +81,13 @@ Session& Context::start() {
   return *harness;
 }
 
+void Context::restart_harness() {
+  if (!harness) return;
+  harness->close();
+  earlier_logs += harness->log();
+  harness.reset();
+}
+
 GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   const auto start = std::chrono::steady_clock::now();
   GradeResult r;
@@ -123,7 +130,7 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   r.peak_sm_clock_mhz = d.peak_sm_clock_mhz;
   r.max_sm_clock_mhz = read_sm_clock().max_sm_mhz;
 
-  Context ctx{lab, spec, opt, r, {}, nullptr};
+  Context ctx{lab, spec, opt, r, {}, nullptr, {}, std::chrono::steady_clock::now()};
   ctx.session.harness = lab.harness;
   ctx.session.lab_id = lab.id;
   ctx.session.kind = to_string(spec.kind);
@@ -144,7 +151,9 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   }
   if (ctx.harness) {
     ctx.harness->close();
-    r.log = ctx.harness->log();
+    r.log = ctx.earlier_logs + ctx.harness->log();
+  } else {
+    r.log = ctx.earlier_logs;
   }
   finish_verdict(spec, r);
   mention_todos(lab, r);

@@ -168,7 +168,7 @@ void check_lab_times(ShapeTiming& st, const RemoteLog& log, const RemoteCosts& c
     const double lab_host = stats::median(log.host_ms);
     if (lab_host - reported > allowance / 2) {
       st.hidden_work = true;
-      throw LabFailure(verdict::kHiddenWork,
+      throw WallClockDisagrees(verdict::kHiddenWork,
                        fmt::format("On {}, conv_forward_gpu's CUDA events measured {:.3f} ms, but the call took {:.3f} ms "
                                    "until the device was idle: work ran outside the timed region (another stream, a "
                                    "host thread), so the Op Time would not be the op's time.",
@@ -176,7 +176,7 @@ void check_lab_times(ShapeTiming& st, const RemoteLog& log, const RemoteCosts& c
                        "Launch the op's kernels on the default stream, or synchronize the streams you use before "
                        "conv_forward_gpu returns.");
     }
-    throw LabFailure(verdict::kTimingImplausible,
+    throw WallClockDisagrees(verdict::kTimingImplausible,
                      fmt::format("On {}, the lab's process reported {:.3f} ms (median), but the kit's own clock measured "
                                  "{:.3f} ms for the same requests after removing the channel's round trip ({:.3f} ms) "
                                  "and what the kit's own conv costs beyond its events there ({:.3f} ms): {:.3f} ms that "
