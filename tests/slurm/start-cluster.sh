@@ -5,6 +5,7 @@
 # On failure cluster_error holds the precise reason and start_cluster returns 1; the caller skips.
 # The node offers 4 fake GPUs (gres.conf names /dev/null four times: Slurm schedules them and
 # sets CUDA_VISIBLE_DEVICES, there is no GPU behind them), so that the tests submit with the default --gres=gpu:1 and exercise that line.
+# With LABKIT_SLURM_GPUS=real it offers the machine's own GPUs (/dev/nvidia0, 1, ...) instead.
 
 cluster_error=
 cluster_pids=()
@@ -53,6 +54,12 @@ s=[socket.socket() for _ in range(2)]
 print(" ".join(str(x.getsockname()[1]) for x in s))') || { cluster_error="no free TCP port"; return 1; }
   read -r ctld_port slurmd_port <<<"$ports"
   host=$(hostname -s) cpus=$(nproc)
+  local ngpus=4 gpu_files
+  if [[ ${LABKIT_SLURM_GPUS:-fake} == real ]]; then
+    gpu_files=$(ls /dev/nvidia[0-9]* 2>/dev/null | sort -V)
+    ngpus=$(wc -w <<<"$gpu_files")
+    ((ngpus > 0)) || { cluster_error="LABKIT_SLURM_GPUS=real, but no /dev/nvidia0"; return 1; }
+  fi
   mem_mb=$(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 / 2))
   cat >"$dir/etc/slurm.conf" <<EOF
 # A one-node test cluster (tests/slurm/start-cluster.sh).
@@ -87,12 +94,17 @@ JobCompLoc=$dir/log/jobcomp.txt
 ReturnToService=2
 MaxArraySize=1001
 GresTypes=gpu
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem_mb Gres=gpu:4 State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem_mb Gres=gpu:$ngpus State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
-  # Fake GPUs: Slurm wants a character device per GPU; /dev/null stands in.
-  mkdir -p "$dir/dev" && for i in 0 1 2 3; do ln -sf /dev/null "$dir/dev/gpu$i"; done
-  echo "NodeName=$host Name=gpu File=$dir/dev/gpu[0-3]" >"$dir/etc/gres.conf"
+  if [[ -n ${gpu_files:-} ]]; then
+    local f
+    for f in $gpu_files; do echo "NodeName=$host Name=gpu File=$f"; done >"$dir/etc/gres.conf"
+  else
+    # Fake GPUs: Slurm wants a character device per GPU; /dev/null stands in.
+    mkdir -p "$dir/dev" && for i in 0 1 2 3; do ln -sf /dev/null "$dir/dev/gpu$i"; done
+    echo "NodeName=$host Name=gpu File=$dir/dev/gpu[0-3]" >"$dir/etc/gres.conf"
+  fi
   export SLURM_CONF=$dir/etc/slurm.conf
   slurmctld -D -i -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
   cluster_pids+=($!)
