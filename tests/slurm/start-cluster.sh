@@ -105,15 +105,20 @@ EOF
     mkdir -p "$dir/dev" && for i in 0 1 2 3; do ln -sf /dev/null "$dir/dev/gpu$i"; done
     echo "NodeName=$host Name=gpu File=$dir/dev/gpu[0-3]" >"$dir/etc/gres.conf"
   fi
+  # Where slurmd cannot set up cgroups its default way (no systemd, a read-only cgroup2 tree), the
+  # caller may name a cgroup.conf for it, e.g. LABKIT_SLURM_CGROUP='IgnoreSystemd=yes'.
+  [[ -n ${LABKIT_SLURM_CGROUP:-} ]] && printf '%b\n' "$LABKIT_SLURM_CGROUP" >"$dir/etc/cgroup.conf"
   export SLURM_CONF=$dir/etc/slurm.conf
   slurmctld -D -i -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
   cluster_pids+=($!)
   slurmd -D -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 &
-  cluster_pids+=($!)
+  local slurmd_pid=$!
+  cluster_pids+=($slurmd_pid)
   local state=
   for _ in $(seq 60); do
     state=$(sinfo -h -N -o %T 2>/dev/null | head -1)
     [[ $state == idle ]] && return 0
+    kill -0 "$slurmd_pid" 2>/dev/null || break  # slurmd gave up: no use waiting
     sleep 1
   done
   cluster_error="slurmd did not register as idle within 60 s (sinfo: '${state:-no answer}'); slurmctld: $(last_errors "$dir/log/slurmctld.log") slurmd: $(last_errors "$dir/log/slurmd.log" "$dir/log/slurmd.out")"

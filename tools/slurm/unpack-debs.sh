@@ -13,6 +13,9 @@ debs=${1:?usage: unpack-debs.sh DEBDIR}
 [[ $(id -u) -eq 0 ]] || { echo "unpack-debs: run as root" >&2; exit 1; }
 libdir=/usr/lib/x86_64-linux-gnu
 tmp=$(mktemp -d)
+# The directories the loader's cache knows now: a plain ldconfig would forget those that were
+# added once by hand (a compiler under /opt), and break that compiler.
+known_dirs=$(ldconfig -p | awk -F'=> ' 'NF > 1 {print $2}' | xargs -r -n1 dirname | sort -u)
 trap 'rm -rf "$tmp"' EXIT
 for deb in "$debs"/*.deb; do
   name=$(dpkg-deb -f "$deb" Package)
@@ -34,8 +37,9 @@ done
 for b in sbatch squeue sinfo scontrol scancel srun sacct; do
   [[ -e /usr/bin/$b-wlm && ! -e /usr/bin/$b ]] && ln -s "$b-wlm" "/usr/bin/$b"
 done
-ldconfig
+# shellcheck disable=SC2086
+ldconfig $known_dirs
 missing=$(for f in /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/slurmstepd /usr/sbin/munged /usr/bin/sbatch; do
   ldd "$f" 2>/dev/null | awk '/not found/ {print $1}'; done | sort -u | tr '\n' ' ')
 [[ -z $missing ]] || { echo "unpack-debs: still missing: $missing" >&2; exit 1; }
-echo "unpack-debs: munge $(munged --version 2>&1 | head -1 | awk '{print $1}'), Slurm $(sinfo --version 2>&1)"
+echo "unpack-debs: $(munged --version 2>&1 | head -1), $(slurmd -V 2>&1)"
