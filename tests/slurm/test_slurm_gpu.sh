@@ -31,11 +31,11 @@ if ! LABKIT_SLURM_GPUS=real start_cluster "$tmp/cluster"; then
   exit 77
 fi
 echo "ok   single-node Slurm up in $(($(date +%s) - t0)) s: $(sinfo -h -N -o '%N %T %c CPUs %G')"
-"$python" "$src/tools/slurm/synthetic-class.py" "$tmp/subs" --size "$size" --kit "$src" || { fail "synthetic-class"; exit 1; }
+"$python" "$src/tools/slurm/synthetic-class.py" "$tmp/class" --size "$size" --kit "$src" || { fail "synthetic-class"; exit 1; }
 
 out=$tmp/out
 ts=$(date +%s)
-"$labkit" bulk submit "$tmp/subs" --out "$out" --task grade --cpus-per-task "$(nproc)" --time 01:00:00 \
+"$labkit" bulk submit "$tmp/class/submissions" --out "$out" --task grade --cpus-per-task "$(nproc)" --time 01:00:00 \
   --partition test --lab-timeout 60 --kit "$src" >"$tmp/submit.out" 2>&1
 status=$?
 cat "$tmp/submit.out"
@@ -53,7 +53,7 @@ wall=$(($(date +%s) - ts))
 echo "---- Slurm's record of the array (jobcomp/filetxt) ----"
 grep "JobId=${job}_\|JobId=$job " "$tmp/cluster/log/jobcomp.txt" | grep -oE "JobId=[^ ]+|JobState=[^ ]+|NodeList=[^ ]+|Elapsed=[^ ]+" | paste - - - - 
 "$labkit" bulk collect "$out" >"$tmp/collect.out" 2>&1 || fail "collect: $(tail -3 "$tmp/collect.out")"
-"$python" - "$out" "$tmp/subs/expected.csv" "$wall" <<'PY' || fail "verdicts (above)"
+"$python" - "$out" "$tmp/class/expected.csv" "$wall" <<'PY' || fail "verdicts (above)"
 import csv, json, sys
 out, expected_csv, wall = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rows = {(r["student"], r["lab"]): r for r in csv.DictReader(open(f"{out}/class.csv"))}

@@ -4,13 +4,13 @@ bulk run (on Slurm, on one GPU or several) can be checked against what each subm
 
   tools/slurm/synthetic-class.py OUT [--size N] [--lab 03-tiling] [--kit DIR]
 
-Writes OUT/<student>/labs/<lab>/kernel.cu for N students (default 5) and OUT/expected.csv
-(student, lab, source, verdict). Student k hands in entry k of the pool below, round robin: the
+Writes OUT/submissions/<student>/labs/<lab>/kernel.cu for N students (default 5) and
+OUT/expected.csv (student, lab, source, verdict). Student k hands in entry k of the pool below, round robin: the
 instructor solution (passed), then the grader's own test labs of tests/labs (each a kernel.cu
 that cheats or fails in one known way, with the verdict tests/meson.build expects of it). Their
 `#include "../x"` lines are inlined, so each kernel.cu stands alone as a student's would.
 The first five are the trusted-grading class: an honest kernel, a forged report, an output
-cache, a crash and a hang. `labkit bulk submit OUT --lab-timeout 60 ...` grades it.
+cache, a crash and a hang. `labkit bulk submit OUT/submissions --lab-timeout 60 ...` grades it.
 """
 import argparse
 import csv
@@ -81,7 +81,7 @@ def main() -> int:
             print(f"synthetic-class: {src} not found", file=sys.stderr)
             return 2
         student = f"s{k:03d}-{source}"
-        dst = a.out / student / "labs" / a.lab / "kernel.cu"
+        dst = a.out / "submissions" / student / "labs" / a.lab / "kernel.cu"
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_text(inline(src) + "\n", encoding="utf-8")
         rows.append({"student": student, "lab": a.lab, "source": source, "verdict": verdict})
@@ -89,7 +89,8 @@ def main() -> int:
         w = csv.DictWriter(f, fieldnames=["student", "lab", "source", "verdict"])
         w.writeheader()
         w.writerows(rows)
-    print(f"synthetic-class: {a.size} students in {a.out} ({a.lab}); expected verdicts in {a.out / 'expected.csv'}")
+    print(f"synthetic-class: {a.size} students in {a.out / 'submissions'} ({a.lab}); "
+          f"expected verdicts in {a.out / 'expected.csv'}")
     return 0
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Unpacks Debian 12's munge and Slurm packages (apt-get download'ed into DEBDIR with the libraries
 # they link) on a machine where apt cannot install them: a GPU test box of another distribution,
-# run as root. Slurm and munge go to /, as their packages would put them (their compiled-in paths:
-# /usr/sbin/slurmstepd, /usr/lib/x86_64-linux-gnu/slurm-wlm); a library goes in only where the
+# run as root. Slurm's and munge's usr/ trees go to /usr, as their packages would put them (their
+# compiled-in paths: /usr/sbin/slurmstepd, /usr/lib/x86_64-linux-gnu/slurm-wlm); a library goes in only where the
 # system lacks its soname (the system's own copies are never replaced). Then the names the
 # packages' postinst scripts would have made (update-alternatives: slurmctld -> slurmctld-wlm).
 #   usage: tools/slurm/unpack-debs.sh DEBDIR
@@ -20,7 +20,12 @@ trap 'rm -rf "$tmp"' EXIT
 for deb in "$debs"/*.deb; do
   name=$(dpkg-deb -f "$deb" Package)
   case $name in
-    munge | libmunge2 | slurm*) dpkg -x "$deb" / ;;
+    munge | libmunge2 | slurm*)
+      # Only their usr/ tree, copied in: extracting onto / would replace a merged-usr system's
+      # /lib symbolic link with munge's lib/systemd directory.
+      dpkg -x "$deb" "$tmp/$name"
+      cp -a "$tmp/$name/usr/." /usr/
+      ;;
     lib*)
       dpkg -x "$deb" "$tmp/$name"
       for so in "$tmp/$name$libdir"/*.so.*; do
