@@ -22,8 +22,9 @@
 // Second step: the special-function unit. The loop is compute-bound (16 updates of a
 // transcendental per element against one 8-byte read+write), so after the divergence is gone the
 // time goes to logf/cosf/sinf/tanf, which are accurate to ~1 ulp through long instruction
-// sequences. __logf, __cosf and __sinf are single hardware instructions (MUFU) with a few ulp of
-// error on this input range; fast_step uses them. Measured on an H200 (README.md): float4 with the
+// sequences. __cosf and __sinf are single SFU instructions and __logf is lg2.approx and a multiply;
+// their error is absolute (bounded on [-pi, pi] only) and small next to the 1e-4 tolerance after
+// sqrt(f + 2), README.md explains; fast_step uses them. Measured on an H200 (README.md): float4 with the
 // accurate functions 4.4x, with the intrinsics 8.8x, and still within 0.01 of the lab's tolerance
 // on every case the grader checks. Change fast_step back to labkit::map_step to see the first step.
 #include <algorithm>
