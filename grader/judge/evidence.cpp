@@ -155,11 +155,12 @@ Pattern pattern_from_json(const json& entry, const std::string& where) {
   if (!entry.is_object())
     throw EvidenceError(fmt::format("{}: expected an object with \"name\", \"regex\" and \"description\", found {}",
                                     where, brief(entry)));
-  static const std::vector<std::string> keys = {"name", "regex", "description", "hint", "min_count", "absent"};
+  static const std::vector<std::string> keys = {"name",      "regex",  "description", "hint",
+                                                "min_count", "absent", "function",    "in_one_function"};
   for (const auto& [key, value] : entry.items())
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
       throw EvidenceError(fmt::format("{}: unknown key \"{}\" (expected name, regex, description, hint, "
-                                      "min_count, absent)", where, key));
+                                      "min_count, absent, function, in_one_function)", where, key));
   Pattern p;
   p.name = string_key(entry, "name", where, "the pattern's name in reports, e.g. \"ld.shared\"");
   p.regex = string_key(entry, "regex", where, "an ECMAScript regular expression searched in each PTX statement");
@@ -176,6 +177,16 @@ Pattern pattern_from_json(const json& entry, const std::string& where) {
     if (!v.is_boolean())
       throw EvidenceError(fmt::format("{}: \"absent\" must be true or false, found {}", where, brief(v)));
     p.absent = v.get<bool>();
+  }
+  if (entry.contains("function")) {
+    p.function = string_key(entry, "function", where, "a regular expression on kernel names, e.g. \"<7>\"");
+    compile(p.function, where);
+  }
+  if (entry.contains("in_one_function")) {
+    const json& v = entry.at("in_one_function");
+    if (!v.is_boolean())
+      throw EvidenceError(fmt::format("{}: \"in_one_function\" must be true or false, found {}", where, brief(v)));
+    p.in_one_function = v.get<bool>();
   }
   compile(p.regex, where);
   return p;
@@ -250,19 +261,25 @@ Report check(std::string_view ptx, const std::vector<Pattern>& patterns) {
   report.ok = true;
   for (const Pattern& pattern : patterns) {
     const std::regex re = compile(pattern.regex, fmt::format("evidence pattern \"{}\"", pattern.name));
+    const std::optional<std::regex> only =
+        pattern.function.empty() ? std::nullopt
+                                 : std::optional(compile(pattern.function, fmt::format("evidence pattern \"{}\"", pattern.name)));
     Finding finding;
     finding.pattern = pattern;
     for (const PtxFunction& f : functions) {
-      bool hit = false;
+      if (only && !std::regex_search(f.display, *only)) continue;
+      int here = 0;
       for (const std::string& line : f.lines) {
         if (!std::regex_search(line, re)) continue;
         if (finding.count++ == 0) finding.example = line;
-        hit = true;
+        ++here;
       }
+      finding.best = std::max(finding.best, here);
       auto& names = finding.functions;
-      if (hit && std::find(names.begin(), names.end(), f.display) == names.end()) names.push_back(f.display);
+      if (here > 0 && std::find(names.begin(), names.end(), f.display) == names.end()) names.push_back(f.display);
     }
-    finding.ok = pattern.absent ? finding.count == 0 : finding.count >= pattern.min_count;
+    const int counted = pattern.in_one_function ? finding.best : finding.count;
+    finding.ok = pattern.absent ? finding.count == 0 : counted >= pattern.min_count;
     report.ok = report.ok && finding.ok;
     report.findings.push_back(std::move(finding));
   }
@@ -296,9 +313,11 @@ std::string format_report(const Report& report) {
     if (p.absent && !f.ok) {
       detail = fmt::format(" (x{}, in {}; first: {}), must be absent", f.count, in, f.example);
     } else if (!p.absent && f.count > 0) {
-      const std::string need = f.ok ? "" : fmt::format(" of {} needed", p.min_count);
+      const std::string need =
+          f.ok ? "" : fmt::format(" of {} needed{}", p.min_count, p.in_one_function ? fmt::format(" in one kernel, best {}", f.best) : "");
       detail = fmt::format(" (x{}{}, in {})", f.count, need, in);
     }
+    if (!p.absent && f.count == 0 && !p.function.empty()) detail = " (none in the kernels the description names)";
     const char* tag = p.absent ? (f.ok ? "absent " : "PRESENT") : (f.ok ? "found  " : "MISSING");
     const std::string hint = f.ok || p.hint.empty() ? "" : " -> " + p.hint;
     out += fmt::format("  {} {}{}: {}{}\n", tag, p.name, detail, p.description, hint);

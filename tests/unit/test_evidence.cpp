@@ -169,6 +169,25 @@ TEST_CASE("min_count") {
   CHECK(ev::format_report(r) == "  MISSING ld.shared (x7 of 8 needed, in tiled_conv_kernel): tile reads -> unroll\n");
 }
 
+TEST_CASE("function and in_one_function: which functions count, and all of it in one") {
+  // plain.ptx: dot_row (.func) and plain_conv_kernel (.entry), each ending in one "ret".
+  const std::string base = R"("name": "ret", "regex": "^ret\\b", "description": "returns")";
+  CHECK(find("plain", pattern("{" + base + R"(, "min_count": 2})")).ok);
+  const ev::Finding one = find("plain", pattern("{" + base + R"(, "min_count": 2, "in_one_function": true})"));
+  CHECK_FALSE(one.ok);
+  CHECK(one.count == 2);
+  CHECK(one.best == 1);
+  const ev::Finding named = find("plain", pattern("{" + base + R"(, "function": "^plain_conv"})"));
+  CHECK(named.ok);
+  CHECK(named.count == 1);
+  CHECK(named.functions == std::vector<std::string>{"plain_conv_kernel"});
+  const ev::Report none = ev::check(ptx("plain"), {pattern("{" + base + R"(, "function": "<7>"})")});
+  CHECK_FALSE(none.ok);
+  CHECK(ev::format_report(none) == "  MISSING ret (none in the kernels the description names): returns\n");
+  CHECK_THROWS_WITH_AS(pattern("{" + base + R"(, "in_one_function": 1})"),
+                       "test: \"in_one_function\" must be true or false, found 1", ev::EvidenceError);
+}
+
 TEST_CASE("report: every pattern must hold; kernels counts .entry only; readable lines") {
   const ev::Pattern shared = pattern(technique_patterns().at("shared"));
   ev::Pattern barrier = pattern(technique_patterns().at("barrier"));

@@ -44,6 +44,10 @@ struct Pattern {
   std::string hint;         // what to do when the pattern does not hold
   int min_count = 1;        // statements that must match
   bool absent = false;      // the pattern must not match at all (min_count ignored)
+  // Only functions whose display name matches this (ECMAScript; empty: every function), e.g.
+  // "<7>" for a kernel instantiated with the template argument 7.
+  std::string function;
+  bool in_one_function = false;  // min_count must be reached inside a single function
 };
 
 // One element of lab.json's "evidence" array; `where` names it in errors, e.g.
@@ -62,7 +66,8 @@ std::vector<PtxFunction> parse_ptx(std::string_view ptx);
 
 struct Finding {
   Pattern pattern;
-  int count = 0;                       // matching statements over all functions
+  int count = 0;                       // matching statements over all (selected) functions
+  int best = 0;                        // the most in one function
   std::vector<std::string> functions;  // display names of the functions with a match
   std::string example;                 // the first matching statement
   bool ok = false;
