@@ -8,23 +8,17 @@ passed and with full marks, the spread of the speedup, and the grading time.
 Spread = max/min - 1 of the speedups: "the same kernel graded twice within 3%" holds when it is
 under 3%. Exits 1 when any run of any lab did not pass.
 """
-import json
 import statistics
 import sys
 from collections import defaultdict
 
+from grade_results import grade_results
+
 
 def main():
     runs = defaultdict(list)
-    for path in sys.argv[1:]:
-        try:
-            with open(path, encoding="utf-8") as f:
-                doc = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            print(f"{path}: no JSON ({e})")
-            continue
-        for r in doc.get("results", [doc]):
-            runs[r.get("lab", {}).get("id", "?")].append(r)
+    for _, r in grade_results(sys.argv[1:]):
+        runs[r.get("lab", {}).get("id", "?")].append(r)
     ok = True
     print(f"{'lab':<20} {'runs':>4} {'passed':>6} {'full':>4}  {'speedup min / median / max':<28} {'spread':>7}  seconds min / median / max")
     for lab in sorted(runs):
