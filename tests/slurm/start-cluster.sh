@@ -17,6 +17,20 @@ last_errors() {
     | tail -n 2 | tr '\n' ' '
 }
 
+# For the test scripts: a temporary folder $tmp (mktemp PREFIX), failures counted by fail(), and
+# on exit the cluster stopped, $tmp/out copied to KEEP when one is named, and $tmp removed.
+#   usage: cluster_test_begin PREFIX [KEEP]
+cluster_test_begin() {
+  tmp=$(mktemp -d "/tmp/$1.XXXXXX") keep=${2:-} failures=0
+  trap cluster_test_end EXIT
+}
+cluster_test_end() {
+  stop_cluster
+  [[ -n $keep ]] && rm -rf "$keep" && cp -r "$tmp/out" "$keep"
+  rm -rf "$tmp"
+}
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
 stop_cluster() {
   local pid
   for pid in "${cluster_pids[@]}"; do kill "$pid" 2>/dev/null; done

@@ -17,17 +17,8 @@ labkit=$1
 python=$2
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-tmp=$(mktemp -d /tmp/labkit-slurm-test.XXXXXX)
-keep=${3:-}
 source "$here/start-cluster.sh"
-cleanup() {
-  stop_cluster
-  [[ -n $keep ]] && rm -rf "$keep" && cp -r "$tmp/out" "$keep"
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+cluster_test_begin labkit-slurm-test "${3:-}"
 t0=$(date +%s)
 
 if ! start_cluster "$tmp/cluster"; then

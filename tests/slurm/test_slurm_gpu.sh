@@ -11,20 +11,11 @@ set -u
 labkit=$1
 python=$2
 size=${3:-5}
-keep=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 [[ -e /dev/nvidia0 ]] || { echo "SKIP: no GPU (/dev/nvidia0)"; exit 77; }
-tmp=$(mktemp -d /tmp/labkit-slurm-gpu.XXXXXX)
 source "$here/start-cluster.sh"
-cleanup() {
-  stop_cluster
-  [[ -n $keep ]] && rm -rf "$keep" && cp -r "$tmp/out" "$keep"
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+cluster_test_begin labkit-slurm-gpu "${4:-}"
 t0=$(date +%s)
 if ! LABKIT_SLURM_GPUS=real start_cluster "$tmp/cluster"; then
   echo "SKIP: Slurm cannot start on this machine: $cluster_error"
