@@ -10,6 +10,7 @@ packages=(
   doctest-dev libbenchmark-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   python3 python3-numpy
   bubblewrap
+  chromium  # tests only: the web suite opens the kit's pages in headless Chromium
 )
 
 missing=()

@@ -19,8 +19,11 @@
 #include "commands.h"
 #include "lab_process.h"
 #include "labkit/exit_codes.h"
+#include "labkit/bulk.h"
 #include "labkit/grade_result.h"
+#include "labkit/html.h"
 #include "labkit/lab_spec.h"
+#include "labkit/pages.h"
 #include "labkit/report.h"
 
 namespace labkit::cli {
@@ -32,6 +35,20 @@ void write_file(const std::string& file, const std::string& text) {
   std::ofstream out(file, std::ios::binary);
   out << text;
   if (!out) throw std::runtime_error(fmt::format("{}: cannot write", file));
+}
+
+void write_grade_pages(const std::string& student_dir, const json& results) {
+  if (!results.is_array()) return;
+  const fs::path folder = fs::path(student_dir) / kPagesFolder;
+  fs::create_directories(folder);
+  for (const json& r : results) {
+    const std::string lab = r.is_object() && r.contains("lab") && r["lab"].is_object() ? r["lab"].value("id", "") : "";
+    if (!bulk::valid_student_id(lab)) {  // the same rule as a folder name: never a path
+      fmt::print(stderr, "labkit bulk: {}: a result's lab id \"{}\" is not a folder name: no page for it\n", student_dir, lab);
+      continue;
+    }
+    html::write_page((folder / (lab + ".html")).string(), pages::grade_page(r, "../../class.html"));
+  }
 }
 
 namespace {
@@ -169,6 +186,7 @@ int run_finish(const std::string& dir_arg) {
   write_file((dir / "grade.json").string(),
              json{{"student", env["student"]}, {"mode", mode}, {"score", total}, {"max_score", max}, {"results", results}}
                      .dump(2) + "\n");
+  write_grade_pages(dir.string(), results);
   auto number = [&](const char* key) -> json {
     try {
       return env.count(key) && !env[key].empty() ? json(std::stod(env[key])) : json(nullptr);

@@ -1,5 +1,7 @@
 // `labkit bulk collect OUT_DIR` — merges every student's grade.json (written by the Slurm tasks)
-// into OUT_DIR/class.csv, summary.txt, summary.svg, leaderboard.txt and missing.txt. The students
+// into OUT_DIR/class.csv, summary.txt, summary.svg, leaderboard.txt, missing.txt and class.html (the
+// dashboard, linking to each student's grade pages, OUT_DIR/<student>/pages/<lab>.html, which it
+// writes again from grade.json so that they match what was merged). The students
 // are those of OUT_DIR/students.txt (written by submit); a student whose folder, grade.json or
 // results.json is missing or unreadable is listed in missing.txt with the reason, never dropped.
 // Exit 0 when every student merged, 1 when any is missing or corrupt (everything still written),
@@ -15,6 +17,8 @@
 #include "bulk.h"
 #include "labkit/bulk.h"
 #include "labkit/exit_codes.h"
+#include "labkit/html.h"
+#include "labkit/pages.h"
 #include "labkit/pair_timing.h"
 
 namespace labkit::cli::bulk_cmd {
@@ -87,6 +91,7 @@ int run_collect(const CollectOptions& o) {
     json task = read_json(dir / "task.json", ignored);
     try {
       students.push_back(bulk::parse_student(student, grade, task, o.max_noise));
+      write_grade_pages(dir.string(), grade["results"]);
     } catch (const bulk::BulkError& e) {
       problems.push_back({student, e.what()});
     }
@@ -105,7 +110,12 @@ int run_collect(const CollectOptions& o) {
                                            problems.size(), majority.empty() ? "(none)" : majority)));
   write_file((out / "leaderboard.txt").string(), bulk::leaderboard_text(board));
   write_file((out / "missing.txt").string(), missing);
-  fmt::print("{}\nWrote {}/class.csv, summary.txt, summary.svg, leaderboard.txt, missing.txt\n", summary, out.string());
+  pages::ClassData page{students, problems, majority, o.max_noise, board, [](const std::string& student, const std::string& lab) {
+                          return bulk::valid_student_id(lab) ? student + "/" + kPagesFolder + "/" + lab + ".html" : std::string();
+                        }};
+  html::write_page((out / "class.html").string(), pages::class_page(page));
+  fmt::print("{}\nWrote {}/class.csv, summary.txt, summary.svg, leaderboard.txt, missing.txt, class.html\n", summary,
+             out.string());
   return problems.empty() ? exit_code::kPass : exit_code::kFail;
 }
 

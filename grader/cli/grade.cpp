@@ -1,6 +1,9 @@
 // `labkit grade` — the judge: grades labs one after another in this process, each lab's code in
 // its own sandboxed harness process (labkit/judge.h), and aggregates: the per-lab reports, a
-// summary table, --json, and a Gradescope results.json. Nothing a lab prints is read as a result.
+// summary table, --json, a Gradescope results.json, and --html: a page per lab (labkit/pages.h;
+// one lab: the file named, several: a folder of <lab>.html). Nothing a lab prints is read as a
+// result.
+#include <filesystem>
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -16,7 +19,9 @@
 #include "labkit/cuda_check.h"
 #include "labkit/exit_codes.h"
 #include "labkit/grade_result.h"
+#include "labkit/html.h"
 #include "labkit/judge.h"
+#include "labkit/pages.h"
 #include "labkit/report.h"
 #include "labkit/sanitizer.h"
 #include "labkit_config.h"
@@ -37,7 +42,7 @@ struct GradeOptions {
   judge::Options judge;
   std::string sandbox;  // empty: LABKIT_SANDBOX or bubblewrap
   bool json = false;
-  std::string gradescope;
+  std::string gradescope, html;
   std::string seed;
   Expect expect = Expect::verdict;
   bool sanitize = false;
@@ -199,6 +204,17 @@ int run_grade(GradeOptions& o) {
       return exit_code::kKitError;
     }
   }
+  if (!o.html.empty()) {
+    // One lab: the file named. Several: a folder holding a page per lab.
+    if (results.size() == 1 && !o.all) {
+      html::write_page(o.html, pages::grade_page(results.front()));
+    } else {
+      std::filesystem::create_directories(o.html);
+      for (const json& r : results)
+        html::write_page((std::filesystem::path(o.html) / (r["lab"].value("id", "lab") + ".html")).string(), pages::grade_page(r));
+    }
+    if (!o.json) fmt::print(stderr, "labkit grade: page{} written to {}\n", results.size() == 1 && !o.all ? "" : "s", o.html);
+  }
   if (any_kit_error) return exit_code::kKitError;
   if (all_no_device) return exit_code::kNoDevice;
   return all_ok ? exit_code::kPass : exit_code::kFail;
@@ -220,6 +236,7 @@ void add_grade(CLI::App& app, int& status) {
   cmd->add_option("--timeout", o->judge.timeout_s, "seconds per lab before it is stopped")->check(CLI::Range(2.0, 86400.0));
   cmd->add_flag("--json", o->json, "print every result as JSON");
   cmd->add_option("--gradescope", o->gradescope, "write a Gradescope results.json here");
+  cmd->add_option("--html", o->html, "write the report as a web page (with --all or several labs: a folder, a page per lab)");
   cmd->add_option("--seed", o->seed, "replay a run: the seed its report printed");
   cmd->add_option("--batch", o->judge.batch, "batch size of the grading shapes")->check(CLI::Range(1, 10000));
   cmd->add_option("--random-cases", o->judge.random_cases, "fresh random cases")->check(CLI::Range(0, 100));

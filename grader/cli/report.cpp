@@ -2,7 +2,9 @@
 // lab's conv for each batch size, each run in its own child process (the lab's grading executable
 // with --network, or labkit-network for the baseline, the CPU reference and cuDNN), and prints
 // the tables (labkit/milestone.h). --compare sets baseline, every conv solution and cuDNN side by
-// side and draws the chart.
+// side and draws the chart. --from draws the same tables from a report saved with --format json
+// (no GPU needed); --html writes them, the chart and how they were measured as a web page
+// (labkit/pages.h), from the same in-memory Report as the text.
 #include <fmt/core.h>
 
 #include <cstdlib>
@@ -17,9 +19,11 @@
 
 #include "commands.h"
 #include "labkit/exit_codes.h"
+#include "labkit/html.h"
 #include "labkit/lab_spec.h"
 #include "labkit/milestone.h"
 #include "labkit/network_run.h"
+#include "labkit/pages.h"
 #include "labkit/subprocess.h"
 #include "labkit_config.h"
 #include "registry.h"
@@ -39,7 +43,7 @@ struct ReportOptions {
   bool compare = false;
   std::vector<int> batches{100, 1000, 10000};
   std::string format = "md";
-  std::string output, svg;
+  std::string output, svg, html, from;
   std::string data = LABKIT_DATASET_DIR, model = LABKIT_MODEL_DIR;
   int op_repeats = 5;
   double timeout_s = 600;
@@ -109,7 +113,7 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
 
 // One run in a child: its JSON, or the reason it has none.
 ms::Entry run_one(const Subject& s, int batch, const ReportOptions& o, int& exit_status) {
-  ms::Entry e{s.name, batch, std::nullopt, ""};
+  ms::Entry e{s.name, batch, std::nullopt, "", s.layer_timed};
   std::vector<std::string> argv = s.argv;
   argv.insert(argv.end(), {"--network", "--batch", std::to_string(batch), "--data", o.data, "--model", o.model,
                            "--op-repeats", std::to_string(o.op_repeats)});
@@ -156,8 +160,8 @@ void warn_on_other_data(const ReportOptions& o, const std::vector<ms::Entry>& en
   }
 }
 
-int run_report(const ReportOptions& o) {
-  const ms::Format format = ms::parse_format(o.format);
+// Runs every subject at every batch; returns the exit status, and the report in `report`.
+int run_all(const ReportOptions& o, ms::Report& report) {
   std::string error;
   const std::vector<Subject> subjects = subjects_of(o, error);
   if (!error.empty()) {
@@ -166,7 +170,7 @@ int run_report(const ReportOptions& o) {
   }
   if (subjects.empty()) {
     fmt::print(stderr, "labkit report: nothing to run: name a lab (--lab 03-tiling), or pass --solutions, "
-                       "--baseline, --cpu or --compare\n");
+                       "--baseline, --cpu, --compare or --from FILE\n");
     return exit_code::kUsage;
   }
 
@@ -176,8 +180,10 @@ int run_report(const ReportOptions& o) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  // results[s][k]: subject s at batches[k].
-  std::vector<std::vector<ms::Entry>> results(subjects.size());
+  // report.runs[s][k]: subject s at batches[k].
+  report.batches = o.batches;
+  report.compare = o.compare;
+  report.runs.assign(subjects.size(), {});
   const std::size_t total_runs = subjects.size() * o.batches.size();
   std::size_t done = 0;
   bool any_failed = false, all_no_device = true;
@@ -195,7 +201,7 @@ int run_report(const ReportOptions& o) {
       if (e.run) fmt::print(stderr, "labkit report:        {:.3f} + {:.3f} ms, {:.2f} s, accuracy {:.4f}\n",
                             e.run->conv[0].op_ms, e.run->conv[1].op_ms, e.run->total_s, e.run->accuracy);
       else fmt::print(stderr, "labkit report:        failed: {}\n", e.error);
-      results[s].push_back(std::move(e));
+      report.runs[s].push_back(std::move(e));
     }
   }
   if (all_no_device) {
@@ -203,50 +209,49 @@ int run_report(const ReportOptions& o) {
     return exit_code::kNoDevice;
   }
   std::vector<ms::Entry> flat;
-  for (const auto& row : results) flat.insert(flat.end(), row.begin(), row.end());
+  for (const auto& row : report.runs) flat.insert(flat.end(), row.begin(), row.end());
   warn_on_other_data(o, flat);
-
-  std::string text;
-  if (o.compare) {
-    for (std::size_t k = 0; k < o.batches.size(); ++k) {
-      std::vector<ms::Entry> column;
-      for (const auto& row : results) column.push_back(row[k]);
-      text += ms::compare_table(o.batches[k], column, format) + (format == ms::Format::json ? "" : "\n");
-    }
-    std::vector<ms::Entry> last;
-    for (const auto& row : results) last.push_back(row.back());
-    const std::string svg_path = o.svg.empty() ? "report-compare.svg" : o.svg;
-    std::string device = "CPU";
-    for (const auto& e : last)
-      if (e.run) device = e.run->device;
-    std::ofstream svg(svg_path);
-    svg << ms::compare_svg(o.batches.back(), last, device);
-    if (!svg) {
-      fmt::print(stderr, "labkit report: cannot write {}\n", svg_path);
-      return exit_code::kFail;
-    }
-    fmt::print(stderr, "labkit report: chart written to {}\n", svg_path);
-  } else {
-    for (std::size_t s = 0; s < subjects.size(); ++s)
-      text += ms::milestone_table(subjects[s].name, results[s], format) + (format == ms::Format::json ? "" : "\n");
-  }
-  if (format == ms::Format::md) {
-    for (const Subject& s : subjects)
-      if (s.layer_timed)
-        text += fmt::format("Note: {} is graded on Layer Time (prolog + op + epilog, host to host, on pinned host "
-                            "arrays); the Op Time above is not what it optimizes, and this program's host arrays "
-                            "are pageable.\n\n", s.name);
-  }
-  fmt::print("{}", text);
-  if (!o.output.empty()) {
-    std::ofstream out(o.output);
-    out << text;
-    if (!out) {
-      fmt::print(stderr, "labkit report: cannot write {}\n", o.output);
-      return exit_code::kFail;
-    }
-  }
   return any_failed ? exit_code::kFail : exit_code::kPass;
+}
+
+bool write_text(const std::string& file, const std::string& text) {
+  std::ofstream out(file);
+  out << text;
+  if (!out) fmt::print(stderr, "labkit report: cannot write {}\n", file);
+  return static_cast<bool>(out);
+}
+
+int run_report(const ReportOptions& o) {
+  const ms::Format format = ms::parse_format(o.format);
+  ms::Report report;
+  int status = exit_code::kPass;
+  if (!o.from.empty()) {
+    if (!o.labs.empty() || o.solution || o.solutions || o.tests || o.baseline || o.cpu || o.cudnn) {
+      fmt::print(stderr, "labkit report: --from draws a saved report: it runs nothing, so name no lab or implementation\n");
+      return exit_code::kUsage;
+    }
+    report = ms::read_report(o.from);
+    report.compare = o.compare;  // the saved runs, laid out as asked (either form holds every run)
+  } else {
+    status = run_all(o, report);
+    if (status != exit_code::kPass && status != exit_code::kFail) return status;
+  }
+
+  if (report.compare) {
+    std::vector<ms::Entry> last;
+    for (const auto& row : report.runs) last.push_back(row.back());
+    const std::string svg_path = o.svg.empty() ? "report-compare.svg" : o.svg;
+    if (!write_text(svg_path, ms::compare_svg(report.batches.back(), last, ms::device_of(last)))) return exit_code::kFail;
+    fmt::print(stderr, "labkit report: chart written to {}\n", svg_path);
+  }
+  const std::string text = ms::render(report, format);
+  fmt::print("{}", text);
+  if (!o.output.empty() && !write_text(o.output, text)) return exit_code::kFail;
+  if (!o.html.empty()) {
+    html::write_page(o.html, pages::report_page(report, o.from));
+    fmt::print(stderr, "labkit report: page written to {}\n", o.html);
+  }
+  return status;
 }
 
 }  // namespace
@@ -267,6 +272,9 @@ void add_report(CLI::App& app, int& status) {
   cmd->add_option("--format", o->format, "md, csv, tex or json")->check(CLI::IsMember({"md", "csv", "tex", "json"}));
   cmd->add_option("--output", o->output, "also write the tables to this file");
   cmd->add_option("--svg", o->svg, "where --compare writes its chart (default report-compare.svg)");
+  cmd->add_option("--html", o->html, "also write the report as one self-contained web page: tables, chart, GPU, method");
+  cmd->add_option("--from", o->from, "draw a report saved with --format json instead of running anything (no GPU needed)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--data", o->data, "test set folder (IDX files, labkit/dataset.h)")->capture_default_str();
   cmd->add_option("--model", o->model, "model folder (six .npy files)")->capture_default_str();
   cmd->add_option("--op-repeats", o->op_repeats, "timed calls per layer after the program's own, for the Op Time median")

@@ -117,21 +117,22 @@ json entries_json(const std::vector<Entry>& rows) {
     json j = e.run ? network::to_json(*e.run) : json{{"error", e.error}};
     j["name"] = e.name;
     j["batch"] = e.batch;
+    if (e.layer_timed) j["layer_timed"] = true;
     out.push_back(j);
   }
   return out;
 }
 
-// The first run's device, for captions: every run of a report is on one machine.
+double conv_total(const network::RunResult& r) { return r.conv[0].op_ms + r.conv[1].op_ms; }
+
+}  // namespace
+
+// The first GPU run's device, for captions: every run of a report is on one machine.
 std::string device_of(const std::vector<Entry>& rows) {
   for (const Entry& e : rows)
     if (e.run && e.run->device != "CPU") return e.run->device;
   return "CPU";
 }
-
-double conv_total(const network::RunResult& r) { return r.conv[0].op_ms + r.conv[1].op_ms; }
-
-}  // namespace
 
 Format parse_format(const std::string& name) {
   if (name == "md") return Format::md;
@@ -143,8 +144,12 @@ Format parse_format(const std::string& name) {
 
 std::string milestone_table(const std::string& name, const std::vector<Entry>& rows, Format f) {
   if (f == Format::json) return json{{"name", name}, {"runs", entries_json(rows)}}.dump(2) + "\n";
-  const bool csv = f == Format::csv;
-  Table t;
+  const Cells c = milestone_cells(name, rows, f == Format::csv);
+  return Table{c.header, c.rows}.render(f, c.caption);
+}
+
+Cells milestone_cells(const std::string& name, const std::vector<Entry>& rows, bool csv) {
+  Cells t;
   t.header = csv ? std::vector<std::string>{"batch_size", "op_time_1_ms", "op_time_2_ms", "total_execution_time_s", "accuracy"}
                  : std::vector<std::string>{"Batch Size", "Op Time 1", "Op Time 2", "Total Execution Time", "Accuracy"};
   for (const Entry& e : rows) {
@@ -160,14 +165,19 @@ std::string milestone_table(const std::string& name, const std::vector<Entry>& r
       t.rows.push_back({std::to_string(e.batch), ms(r.conv[0].op_ms), ms(r.conv[1].op_ms), sec(r.total_s), acc(r.accuracy)});
     }
   }
-  return t.render(f, fmt::format("**{}** on {}", name, device_of(rows)));
+  t.caption = fmt::format("**{}** on {}", name, device_of(rows));
+  return t;
 }
 
 std::string compare_table(int batch, const std::vector<Entry>& rows, Format f) {
   if (f == Format::json) return json{{"batch", batch}, {"runs", entries_json(rows)}}.dump(2) + "\n";
-  const bool csv = f == Format::csv;
+  const Cells c = compare_cells(batch, rows, f == Format::csv);
+  return Table{c.header, c.rows}.render(f, c.caption);
+}
+
+Cells compare_cells(int batch, const std::vector<Entry>& rows, bool csv) {
   const network::RunResult* base = !rows.empty() && rows.front().run ? &*rows.front().run : nullptr;
-  Table t;
+  Cells t;
   t.header = csv ? std::vector<std::string>{"implementation", "conv1_ms", "conv2_ms", "conv_total_ms", "speedup",
                                             "total_execution_time_s", "accuracy", "differs_from_first"}
                  : std::vector<std::string>{"Implementation", "Conv 1", "Conv 2", "Conv total", "Speedup",
@@ -191,8 +201,9 @@ std::string compare_table(int batch, const std::vector<Entry>& rows, Format f) {
                         diff.empty() ? "" : diff + " images"});
     }
   }
-  return t.render(f, fmt::format("**Batch {}** on {}: Op Times in ms, speedup of the conv total over {}",
-                                 batch, device_of(rows), rows.empty() ? "the first row" : rows.front().name));
+  t.caption = fmt::format("**Batch {}** on {}: Op Times in ms, speedup of the conv total over {}", batch,
+                          device_of(rows), rows.empty() ? "the first row" : rows.front().name);
+  return t;
 }
 
 std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::string& subtitle) {
@@ -219,9 +230,23 @@ std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::st
       continue;
     }
     const double w1 = bar_w * e.run->conv[0].op_ms / longest, w2 = bar_w * e.run->conv[1].op_ms / longest;
+    // One group per implementation: its bar (conv1 and conv2 stacked) and its total.
+    svg += fmt::format("<g class=\"bar\" data-name=\"{}\" data-ms=\"{}\">\n", html_escape(e.name), conv_total(*e.run));
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#4c78a8\"/>\n", label_w, y + 4, w1, row_h - 8);
     svg += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#f58518\"/>\n", label_w + w1, y + 4, w2, row_h - 8);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.3f}</text>\n", label_w + w1 + w2 + 6, y + 17, conv_total(*e.run));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.3f}</text>\n</g>\n", label_w + w1 + w2 + 6, y + 17, conv_total(*e.run));
+  }
+  // The floor depends on the shapes and the GPU only: any run that recorded both layers' floors
+  // gives it for the whole chart.
+  for (const Entry& e : rows) {
+    if (!e.run || e.run->conv[0].floor_ms <= 0 || e.run->conv[1].floor_ms <= 0) continue;
+    const double floor = e.run->conv[0].floor_ms + e.run->conv[1].floor_ms;
+    const double x = label_w + bar_w * std::min(floor / longest, 1.0);
+    svg += fmt::format("<g class=\"floor\" data-ms=\"{}\"><line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" "
+                       "stroke=\"#b00\" stroke-dasharray=\"4 3\"/>\n<text x=\"{:.1f}\" y=\"{}\" fill=\"#b00\">physical "
+                       "floor {:.3f} ms</text></g>\n",
+                       floor, x, top - 4, x, top + row_h * static_cast<int>(rows.size()), x + 4, top - 8, floor);
+    break;
   }
   const int ly = height - 18;
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"#4c78a8\"/><text x=\"{}\" y=\"{}\">conv1</text>\n",
@@ -229,6 +254,28 @@ std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::st
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"#f58518\"/><text x=\"{}\" y=\"{}\">conv2</text>\n",
                      label_w + 80, ly - 10, label_w + 96, ly);
   return svg + "</svg>\n";
+}
+
+std::string render(const Report& r, Format f) {
+  const std::string gap = f == Format::json ? "" : "\n";
+  std::string text;
+  if (r.compare) {
+    for (std::size_t k = 0; k < r.batches.size(); ++k) {
+      std::vector<Entry> column;
+      for (const auto& row : r.runs) column.push_back(row.at(k));
+      text += compare_table(r.batches[k], column, f) + gap;
+    }
+  } else {
+    for (const auto& row : r.runs) text += milestone_table(row.empty() ? "" : row.front().name, row, f) + gap;
+  }
+  if (f == Format::md) {
+    for (const auto& row : r.runs)
+      if (!row.empty() && row.front().layer_timed)
+        text += fmt::format("Note: {} is graded on Layer Time (prolog + op + epilog, host to host, on pinned host "
+                            "arrays); the Op Time above is not what it optimizes, and this program's host arrays "
+                            "are pageable.\n\n", row.front().name);
+  }
+  return text;
 }
 
 }  // namespace labkit::milestone

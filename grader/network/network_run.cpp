@@ -177,6 +177,7 @@ nlohmann::json to_json(const RunResult& r) {
   for (const LayerTiming& t : r.conv) {
     layers.push_back({{"op_ms", t.op_ms}, {"first_ms", t.first_ms}, {"samples_ms", t.samples_ms},
                       {"layer_ms", t.layer_ms}, {"nonfinite", t.nonfinite}});
+    if (t.floor_ms > 0) layers.back()["floor_ms"] = t.floor_ms;
   }
   return {{"backend", r.backend},       {"batch", r.batch},
           {"data", r.data_source},      {"data_checksum", r.data_checksum},
@@ -201,6 +202,7 @@ RunResult from_json(const nlohmann::json& j) {
     r.conv[k].samples_ms = l.at("samples_ms").get<std::vector<double>>();
     r.conv[k].layer_ms = l.at("layer_ms").get<double>();
     r.conv[k].nonfinite = l.at("nonfinite").get<std::size_t>();
+    r.conv[k].floor_ms = l.value("floor_ms", 0.0);  // absent from runs of the kit's own convs
   }
   r.total_s = j.at("total_s").get<double>();
   r.load_s = j.at("load_s").get<double>();

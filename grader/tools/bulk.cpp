@@ -139,14 +139,20 @@ void flag_other_gpu(std::vector<StudentResult>& students, const std::string& maj
       for (auto& row : s.rows) row.flags.push_back("other-gpu");
 }
 
+std::vector<std::string> csv_cells(const LabRow& r) {
+  return {r.student, r.lab, r.verdict, r.correct ? (*r.correct ? "true" : "false") : "",
+          r.speedup > 0 ? fmt::format("{:.4f}", r.speedup) : "", fmt::format("{:.4g}", r.score),
+          fmt::format("{:g}", r.max_score), r.gpu, join(r.flags, ";")};
+}
+
 std::string class_csv(const std::vector<StudentResult>& students) {
   std::string out = "student,lab,verdict,correct,speedup,score,max_score,gpu,flags\n";
   for (const auto& s : students)
-    for (const auto& r : s.rows)
-      out += fmt::format("{},{},{},{},{},{:.4g},{:g},{},{}\n", csv_field(r.student), csv_field(r.lab),
-                         csv_field(r.verdict), r.correct ? (*r.correct ? "true" : "false") : "",
-                         r.speedup > 0 ? fmt::format("{:.4f}", r.speedup) : "", r.score, r.max_score,
-                         csv_field(r.gpu), csv_field(join(r.flags, ";")));
+    for (const auto& r : s.rows) {
+      const std::vector<std::string> cells = csv_cells(r);
+      for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + csv_field(cells[i]);
+      out += "\n";
+    }
   return out;
 }
 

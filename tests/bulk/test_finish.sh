@@ -50,6 +50,12 @@ assert t["gpu_after"]["temperature_c"] == 44 and t["build"]["seconds"] == 61, t
 assert t["labs"]["03-tiling"] == "build-failed"
 PY
 
+# The student's grade pages (labkit/pages.h), one per lab, each linking back to the class page.
+pages=$(ls "$tmp/zoe/pages" 2>/dev/null | tr '\n' ' ')
+[[ $pages == "01-restrict-unroll.html 02-constant-memory.html 03-tiling.html 04-float4.html 05-unroll-matmul.html 06-fusion.html " ]] \
+  && grep -q 'href="../../class.html"' "$tmp/zoe/pages/03-tiling.html" && grep -q "TILE" "$tmp/zoe/pages/03-tiling.html" \
+  && echo "ok   a grade page per lab: $pages" || fail "grade pages: got '$pages'"
+
 mkdir "$tmp/empty"
 "$labkit" bulk finish "$tmp/empty" >"$tmp/out" 2>&1
 status=$?

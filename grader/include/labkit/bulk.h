@@ -65,6 +65,8 @@ void flag_other_gpu(std::vector<StudentResult>& students, const std::string& maj
 
 // student,lab,verdict,correct,speedup,score,max_score,gpu,flags (RFC 4180 quoting).
 std::string class_csv(const std::vector<StudentResult>& students);
+// One row's fields of the class CSV, unquoted (the class page shows the same strings).
+std::vector<std::string> csv_cells(const LabRow& r);
 
 struct Histogram {
   std::string lab;

@@ -7,7 +7,13 @@
 //                      the speedup of that sum over the first row (the baseline), Total Execution
 //                      Time, Accuracy, and how many images it classifies differently from the
 //                      first row
-//   compare_svg        the comparison at one batch as a bar chart (conv1 and conv2 stacked)
+//   compare_svg        the comparison at one batch as a bar chart (conv1 and conv2 stacked, one
+//                      bar per implementation), with the physical floor of conv1 + conv2 as a
+//                      line where a run recorded it (a lab's conv: the judge computes it)
+//   render             the whole text report of a Report (what `labkit report` prints)
+//   read_report        a Report back from a saved `--format json` report (`labkit report --from`)
+//
+// `labkit report --html` (labkit/pages.h report_page) draws its tables from the same Report.
 //
 // Formats: md (GitHub Markdown), csv (one header line, plain numbers, units in the column names),
 // tex (a tabular environment) and json (the runs themselves, every field of network_run.h).
@@ -32,7 +38,32 @@ struct Entry {
   int batch = 0;
   std::optional<network::RunResult> run;
   std::string error;  // set when run is empty
+  bool layer_timed = false;  // lab.json "timed": "layer": its Op Time is not what it optimizes
 };
+
+// A whole report: runs[s][k] is implementation s at batches[k].
+struct Report {
+  std::vector<int> batches;
+  std::vector<std::vector<Entry>> runs;
+  bool compare = false;  // one table per batch across implementations (else one per implementation)
+};
+
+std::string render(const Report& r, Format f);
+// Throws std::runtime_error naming the file and what it lacks (not JSON, a run without name or
+// batch, an implementation missing at one of the batches).
+Report read_report(const std::string& file);
+// The run whose device names the GPU (and driver) of a report; "CPU" when every run was on the CPU.
+std::string device_of(const std::vector<Entry>& rows);
+
+// A table's cells as md/tex (csv = false) or csv (csv = true) print them; a failed run's row is
+// [label, message]. The caption is Markdown (the implementation or batch in **bold**).
+struct Cells {
+  std::string caption;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+Cells milestone_cells(const std::string& name, const std::vector<Entry>& rows, bool csv);
+Cells compare_cells(int batch, const std::vector<Entry>& rows, bool csv);
 
 std::string milestone_table(const std::string& name, const std::vector<Entry>& rows, Format f);
 std::string compare_table(int batch, const std::vector<Entry>& rows, Format f);

@@ -66,6 +66,8 @@ struct LayerTiming {
   std::vector<double> samples_ms;  // the repeats
   double layer_ms = 0;           // prolog + op + epilog of the network's own call
   std::size_t nonfinite = 0;     // NaN or inf elements in the layer's output
+  double floor_ms = 0;           // the shape's physical floor on this GPU, where the judge computed
+                                 // it (a lab's conv, judge/remote.h floor_ms); 0: not computed
 };
 
 struct RunResult {

@@ -1,6 +1,7 @@
 // labkit/text_escape.h — the two escapes the kit's reports need when they write a file others
 // read: a CSV field (RFC 4180: quoted when it holds a comma, a quote or a line break; quotes
-// doubled) and XML text for SVG charts (<, > and & as entities).
+// doubled), XML text for SVG charts (<, > and & as entities), and HTML text or attribute values
+// for the web pages (labkit/html.h: quotes too, since a value may sit inside an attribute).
 #pragma once
 
 #include <string>
@@ -21,6 +22,16 @@ inline std::string xml_escape(const std::string& s) {
     else if (c == '>') out += "&gt;";
     else if (c == '&') out += "&amp;";
     else out += c;
+  }
+  return out;
+}
+
+inline std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"') out += "&quot;";
+    else if (c == '\'') out += "&#39;";
+    else out += xml_escape(std::string(1, c));
   }
   return out;
 }

@@ -1,0 +1,152 @@
+// grade_page.cpp — one lab's grading result as a page (labkit/pages.h grade_page), read from its
+// JSON alone (labkit/grade_result.h), like the terminal report (report.cpp format_text): a result
+// that came back from a child process, a Slurm task or a saved file draws the same page.
+#include <fmt/core.h>
+
+#include "labkit/html.h"
+#include "labkit/pages.h"
+
+namespace labkit::pages {
+namespace {
+
+using nlohmann::json;
+
+std::string str(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
+}
+double num(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : 0.0;
+}
+const json& sub(const json& j, const char* key) {
+  static const json empty = json::object();
+  return j.is_object() && j.contains(key) && j.at(key).is_object() ? j.at(key) : empty;
+}
+const json& list(const json& j, const char* key) {
+  static const json empty = json::array();
+  return j.is_object() && j.contains(key) && j.at(key).is_array() ? j.at(key) : empty;
+}
+
+html::Cell fixed(double v, const char* format, double key) { return html::number(fmt::format(fmt::runtime(format), v), key); }
+
+void cases(html::Page& page, const json& r) {
+  const json& all = list(r, "cases");
+  if (all.empty()) return;
+  int failed = 0;
+  html::Table t{"cases", fmt::format("{} cases; tolerance {}", all.size(), str(r, "tolerance")),
+                {"Case", "Origin", "Shape", "Result", "Worst error / allowed"}, {}, true};
+  for (const json& c : all) {
+    const bool ok = c.value("passed", false);
+    failed += !ok;
+    t.rows.push_back({html::Cell{str(c, "name")}, html::Cell{str(c, "origin")}, html::Cell{str(c, "shape")},
+                      html::Cell{ok ? "ok" : "FAIL: " + str(c, "outcome"), ok ? "good" : "bad"},
+                      ok ? fixed(num(c, "worst"), "{:.2f}", num(c, "worst")) : html::Cell{"-"}});
+  }
+  page.heading(2, "Correctness", "correctness");
+  page.table(t);
+  if (failed == 0) return;
+  page.heading(3, "Failing cases: the first wrong elements");
+  for (const json& c : all)
+    if (!c.value("passed", false)) {
+      page.paragraph(fmt::format("{} ({}): {}", str(c, "name"), str(c, "shape"), str(c, "outcome")), "bad");
+      if (!str(c, "detail").empty()) page.preformatted(str(c, "detail"));
+    }
+}
+
+void timing(html::Page& page, const json& r) {
+  const json& t = sub(r, "timing");
+  if (!t.value("measured", false) || list(t, "shapes").empty()) return;
+  const bool layer = str(sub(r, "lab"), "timed") == "layer";
+  html::Table table{"timing",
+                    layer ? "Layer Time (prolog + op + epilog, host to host): median of baseline/lab pairs, interleaved, L2 flushed before each"
+                          : "Op Time (conv_forward_gpu): median of baseline/lab pairs, interleaved, L2 flushed before each",
+                    {"Shape", "Baseline ms", "Lab ms", "Speedup", "95% interval", "Samples", "Noise", "SM MHz", "Notes"}, {}, true};
+  for (const json& s : list(t, "shapes")) {
+    std::string notes;
+    if (!s.value("converged", true)) notes += "noisy: stopped at the time cap. ";
+    if (s.value("hidden_work", false))
+      notes += fmt::format("+{:.3f} ms of work outside the timed region. ", num(s, "lab_extra_host_ms"));
+    table.rows.push_back({html::Cell{str(s, "name")}, fixed(num(s, "baseline_ms"), "{:.4f}", num(s, "baseline_ms")),
+                          fixed(num(s, "lab_ms"), "{:.4f}", num(s, "lab_ms")),
+                          fixed(num(s, "speedup"), "{:.2f}x", num(s, "speedup")),
+                          html::number(fmt::format("[{:.3f}, {:.3f}]", num(s, "speedup_low"), num(s, "speedup_high")),
+                                       num(s, "speedup_low")),
+                          html::number(std::to_string(s.value("samples", 0)), s.value("samples", 0)),
+                          fixed(100 * num(s, "noise"), "{:.1f}%", num(s, "noise")),
+                          html::number(std::to_string(s.value("sm_clock_mhz", 0)), s.value("sm_clock_mhz", 0)),
+                          html::Cell{notes, notes.empty() ? "" : "warn"}});
+  }
+  page.heading(2, "Timing", "timing-section");
+  page.table(table);
+  page.paragraph(fmt::format("Geometric mean speedup {:.2f}x, 95% interval [{:.3f}, {:.3f}]; target {:.2f}x.",
+                             num(t, "speedup"), num(t, "speedup_low"), num(t, "speedup_high"), num(t, "target_speedup")));
+}
+
+void evidence(html::Page& page, const json& r) {
+  const json& e = sub(r, "evidence");
+  if (list(e, "patterns").empty() && list(e, "host").empty()) return;
+  html::Table t{"evidence", fmt::format("PTX of {}, {} kernel(s); run-time checks", str(sub(r, "lab"), "kernel"), e.value("kernels", 0)),
+                {"Evidence", "Status", "Count", "What it shows", "Next"}, {}, true};
+  for (const json& p : list(e, "patterns")) {
+    const bool ok = p.value("ok", false), absent = p.value("absent", false);
+    const std::string status = absent ? (ok ? "absent (as required)" : "PRESENT (must be absent)") : (ok ? "found" : "MISSING");
+    t.rows.push_back({html::Cell{str(p, "name")}, html::Cell{status, ok ? "good" : "bad"},
+                      html::number(std::to_string(p.value("count", 0)), p.value("count", 0)),
+                      html::Cell{str(p, "description")}, html::Cell{ok ? "" : str(p, "hint")}});
+  }
+  for (const json& h : list(e, "host")) {
+    const bool ok = h.value("ok", false);
+    t.rows.push_back({html::Cell{str(h, "name") + " (run time)"}, html::Cell{ok ? "found" : "MISSING", ok ? "good" : "bad"},
+                      html::Cell{"-"}, html::Cell{str(h, "detail")}, html::Cell{""}});
+  }
+  page.heading(2, "Evidence of the technique", "evidence-section");
+  page.table(t);
+}
+
+void score(html::Page& page, const json& r) {
+  const json& s = sub(r, "score");
+  html::Table t{"score", "", {"Item", "Points", "Of", "Why"}, {}, false};
+  for (const json& l : list(s, "lines"))
+    t.rows.push_back({html::Cell{str(l, "item")}, fixed(num(l, "points"), "{:.2f}", num(l, "points")),
+                      fixed(num(l, "max"), "{:.2f}", num(l, "max")), html::Cell{str(l, "why")}});
+  t.rows.push_back({html::Cell{"total"}, fixed(num(s, "total"), "{:.2f}", num(s, "total")),
+                    fixed(num(s, "max"), "{:.2f}", num(s, "max")), html::Cell{""}});
+  page.heading(2, "Score", "score-section");
+  page.table(t);
+}
+
+}  // namespace
+
+std::string grade_page(const json& r, const std::string& back) {
+  const json& lab = sub(r, "lab");
+  const json& dev = sub(r, "device");
+  const std::string v = str(r, "verdict");
+  html::Page page(fmt::format("labkit grade: {} ({})", str(lab, "id"), v));
+  if (!back.empty()) page.link("Back to the class dashboard", back);
+  page.heading(1, fmt::format("{}: {}", str(lab, "id"), str(lab, "title")));
+  const std::string head = v == "passed" ? "PASSED" : v == "no-device" ? "SKIPPED" : "FAILED";
+  page.paragraph(fmt::format("Verdict: {} ({})", head, v), v == "passed" ? "good" : v == "no-device" ? "warn" : "bad");
+  if (!str(r, "message").empty()) page.preformatted(str(r, "message"));
+  if (!str(r, "hint").empty()) page.paragraph("Next: " + str(r, "hint"));
+  std::vector<std::pair<std::string, std::string>> facts{
+      {"Lab", fmt::format("{} ({}, {} {}, {} time)", str(lab, "id"), str(lab, "role"), str(lab, "kind"),
+                          str(lab, "precision"), str(lab, "timed"))}};
+  if (!str(dev, "name").empty())
+    facts.push_back({"GPU and driver", fmt::format("{} (CUDA driver {}), peak SM clock {} MHz", str(dev, "name"),
+                                                   str(dev, "driver"), dev.value("peak_sm_clock_mhz", 0))});
+  if (!str(r, "seed").empty() && !list(r, "cases").empty())
+    facts.push_back({"Seed", fmt::format("{} (replay with --seed {}), batch {}", str(r, "seed"), str(r, "seed"), r.value("batch", 0))});
+  if (!str(r, "sandbox").empty()) facts.push_back({"Sandbox", str(r, "sandbox")});
+  if (r.contains("seconds")) facts.push_back({"Graded in", fmt::format("{:.1f} s", num(r, "seconds"))});
+  page.facts(facts);
+  cases(page, r);
+  timing(page, r);
+  evidence(page, r);
+  score(page, r);
+  if (!str(r, "log").empty()) {
+    page.heading(2, "The lab's own output (cut; shown, never parsed)", "log");
+    page.preformatted(str(r, "log"));
+  }
+  return page.render();
+}
+
+}  // namespace labkit::pages
