@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "conv_case.h"
+#include "conv_timing.h"
 #include "grading.h"
 #include "labkit/activity.h"
 #include "labkit/check.h"
@@ -31,13 +33,6 @@ namespace labkit::judge {
 namespace {
 
 using nlohmann::json;
-
-struct ConvCase {
-  std::string name, origin;
-  ConvShape shape{};
-  std::vector<float> input, mask;
-  float lo = -1, hi = 1;  // the input's range (timed calls draw fresh inputs from it)
-};
 
 // Expected output and the per-element error scale sum|x*w| (labkit/check.h), from the GPU fp64
 // reference, computed before the lab's process exists.
@@ -155,119 +150,6 @@ HostEvidenceReport host_evidence(Context& ctx, HostEvidence kind, const ConvCase
   return rep;
 }
 
-// The lab's side of a timed pair: fresh inputs through the lab's prolog, the judge's L2 flush,
-// the timed request, the epilog, and the check of that call's output.
-TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCase& c, L2Flush& flush,
-                      const RemoteCosts& costs, RemoteLog& log, SplitMix64& rng) {
-  return {[&s, layer, precision, &c, &flush, &costs, &log, &rng] {
-    const ConvShape& sh = c.shape;
-    const int n = ++log.calls;
-    const FreshConv fresh{sh, rng.next(), rng.next(), c.lo, c.hi};
-    Regions r;
-    const std::uint64_t out = r.add(sh.output_size());
-    s.tensors().reserve(r.total());
-    const std::string call = fmt::format("timed call {} of {}", n, c.name);
-    CallClock clock(log);
-    s.call({{"op", "prepare"}, {"shape", {sh.B, sh.M, sh.C, sh.H, sh.W, sh.K}}, {"layer", layer},
-            {"memory", layer ? "pinned" : "pageable"}, {"input", {{"seed", fresh.input_seed}, {"lo", c.lo}, {"hi", c.hi}}},
-            {"mask", {{"seed", fresh.mask_seed}, {"lo", -0.5}, {"hi", 0.5}}}, {"spacer", n % 3}},
-           (layer ? "preparing " : "conv_forward_gpu_prolog, ") + call);
-    clock.lap(&RemoteLog::prepare_ms);
-    flush();
-    LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
-    clock.lap(&RemoteLog::flush_ms);
-    double wall = 0;
-    const json ran = s.call({{"op", layer ? "layer" : "run"}, {"out", out}},
-                            (layer ? "the layer (prolog, conv_forward_gpu, epilog), " : "conv_forward_gpu, ") + call, &wall);
-    const double reported = number(ran, layer ? "host_ms" : "event_ms", 0, 1e7);
-    const double host = number(ran, "host_ms", 0, 1e7);
-    const std::uint64_t digest = unsigned_number(ran, "digest");
-    clock.lap(&RemoteLog::run_ms);
-    const json fin = s.call({{"op", "finish"}, {"out", out}}, "conv_forward_gpu_epilog, " + call);
-    check_guards(fin, call);
-    clock.lap(&RemoteLog::finish_ms);
-    // Positions picked after the call; the output read once where it lies (remote.h).
-    const std::vector<std::size_t> positions = pick_positions(sh.output_size(), rng.next(), 2048);
-    const SealedRead got = read_sealed(s.tensors().floats(out, sh.output_size()), positions);
-    if (got.digest != digest) throw output_changed(call, layer);
-    CaseReport rep = check_fresh_conv(fresh, got, positions, precision, call);
-    if (!rep.passed) throw TimedCallWrong{std::move(rep)};
-    clock.lap(&RemoteLog::check_ms);
-    log.wall_ms.push_back(wall);
-    log.event_ms.push_back(reported);
-    log.host_ms.push_back(host);
-    return Sample{reported, wall - costs.round_trip_ms - costs.overhead_ms};
-  }};
-}
-
-// What a timed request costs beyond the reported time and the round trip, per grading shape,
-// measured on the kit's own harness (the baseline behind the lab API) before the lab starts.
-std::vector<double> kit_overheads(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush,
-                                  const std::string& stream = "kit harness") {
-  SessionOptions so = ctx.session;
-  so.harness = kit_harness("conv");
-  so.lab_id = "kit-conv";
-  so.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  Session kit(so);
-  kit.start();
-  const bool layer = ctx.spec.timed == TimedRegion::layer;
-  SplitMix64 rng(seed_for(ctx.opt.seed, stream));
-  std::vector<double> overheads;
-  for (const ConvCase& c : grading) {
-    RemoteCosts costs{median_round_trip(kit), 0};
-    RemoteLog log;
-    const TimedSide side = remote_side(kit, layer, Precision::fp32, c, flush, costs, log, rng);
-    side.sample();  // warm-up
-    log = {};
-    for (int i = 0; i < 5; ++i) side.sample();
-    std::vector<double> extra;
-    for (std::size_t i = 0; i < log.wall_ms.size(); ++i)
-      extra.push_back(log.wall_ms[i] - costs.round_trip_ms - log.event_ms[i]);
-    overheads.push_back(stats::median(extra));
-  }
-  kit.close();
-  return overheads;
-}
-
-ShapeTiming time_once(Context& ctx, const ConvCase& c, double overhead, Baselines& base, L2Flush& flush,
-                      SplitMix64& rng, RemoteLog& log) {
-  Session& s = ctx.start();
-  const bool layer = ctx.spec.timed == TimedRegion::layer;
-  RemoteCosts costs;
-  costs.round_trip_ms = median_round_trip(s);
-  costs.overhead_ms = overhead;
-  const TimedSide lab = remote_side(s, layer, ctx.spec.precision, c, flush, costs, log, rng);
-  const PairTiming t = time_pairs(base.side(c.shape), lab, Measure::events, ctx.opt.stopping, layer ? 2 : 3);
-  const double macs = double(c.shape.macs());
-  const double bytes_in = double(c.shape.input_size() + c.shape.mask_size()) * 4, bytes_out = double(c.shape.output_size()) * 4;
-  const SmClock clock = read_sm_clock();
-  ShapeTiming st{c.name, to_string(c.shape), t.base_ms, t.lab_ms, t.speedup.median, t.speedup.low,
-                 t.speedup.high, int(t.ratios.size()), t.noise, t.converged, false, t.lab_extra_host_ms,
-                 clock.available ? clock.sm_mhz : 0};
-  st.round_trip_ms = costs.round_trip_ms;
-  st.lab_wall_ms = stats::median(log.wall_ms);
-  st.floor_ms = layer ? 0 : floor_ms(macs, bytes_in, bytes_out);
-  check_lab_times(st, log, costs, layer);
-  return st;
-}
-
-// A shape's pairs, measured a second time, overhead included, when the judge's clock disagreed
-// (timing_checks.h): the second measurement is the result, whatever it finds.
-ShapeTiming time_case(Context& ctx, const ConvCase& c, double overhead, Baselines& base, L2Flush& flush,
-                      SplitMix64& rng, RemoteLog& log) {
-  try {
-    return time_once(ctx, c, overhead, base, flush, rng, log);
-  } catch (const WallClockDisagrees& first) {
-    ctx.phase_done(fmt::format("timed pairs of {} ({} lab calls): the kit's clock disagreed, measured again", c.name, log.calls));
-    record_call_costs(ctx.result, log);
-    ctx.restart_harness();  // the kit harness alone on the GPU again, as in its first measurement
-    const double again = kit_overheads(ctx, {c}, flush, "kit harness, second measurement").front();
-    ctx.phase_done(fmt::format("kit harness overhead again ({:.3f} ms, was {:.3f} ms)", again, overhead));
-    log = {};
-    return time_once(ctx, c, again, base, flush, rng, log);
-  }
-}
-
 }  // namespace
 
 void grade_conv(Context& ctx) {
@@ -291,15 +173,20 @@ void grade_conv(Context& ctx) {
   const bool timing = !opt.correctness_only;
   std::unique_ptr<Baselines> base;
   std::unique_ptr<L2Flush> flush;
+  const bool layer = ctx.spec.timed == TimedRegion::layer;
+  std::unique_ptr<LayerBaseline> layer_base;
+  std::vector<double> overheads;
   if (timing) {
     flush = std::make_unique<L2Flush>();
     base = std::make_unique<Baselines>(ctx.spec.timed, *flush);
-    for (const ConvCase& c : grading) base->add(c.shape, c.input, c.mask);
+    if (layer) layer_base = std::make_unique<LayerBaseline>(ctx, grading, *flush, *base);
+    else
+      for (const ConvCase& c : grading) base->add(c.shape, c.input, c.mask);
     base->time_clean();
-    ctx.phase_done("baseline timed alone");
+    ctx.phase_done(layer ? "baseline timed alone (its layer in the kit's harness)" : "baseline timed alone");
+    overheads = layer ? layer_base->overheads() : kit_overheads(ctx, grading, *flush);
+    if (!layer) ctx.phase_done("kit harness overhead");
   }
-  const std::vector<double> overheads = timing ? kit_overheads(ctx, grading, *flush) : std::vector<double>{};
-  if (timing) ctx.phase_done("kit harness overhead");
   // The judge's own network run (the baseline's predictions) overlaps the lab's correctness cases:
   // neither is timed, and it took as long as all of them.
   NetworkCase network;
@@ -338,11 +225,14 @@ void grade_conv(Context& ctx) {
   }
   if (!timing) return;
 
-  SplitMix64 rng(seed_for(opt.seed, "timed calls"));
   for (std::size_t i = 0; i < grading.size(); ++i) {
     RemoteLog log;
     try {
-      result.timing.push_back(time_case(ctx, grading[i], overheads[i], *base, *flush, rng, log));
+      const auto again = [&] {
+        return layer ? layer_base->overhead_again(i)
+                     : kit_overheads(ctx, {grading[i]}, *flush).front();
+      };
+      result.timing.push_back(time_case(ctx, grading[i], overheads[i], again, *base, *flush, log));
     } catch (TimedCallWrong& w) {
       result.cases.push_back(std::move(w.report));
       all_passed(result);
@@ -359,8 +249,8 @@ void grade_conv(Context& ctx) {
     const std::uint64_t out = r.add(c.shape.output_size());
     s.tensors().reserve(r.total());
     s.call({{"op", "prepare"}, {"shape", {c.shape.B, c.shape.M, c.shape.C, c.shape.H, c.shape.W, c.shape.K}},
-            {"layer", true}, {"memory", "pinned"}, {"input", {{"seed", rng.next()}, {"lo", c.lo}, {"hi", c.hi}}},
-            {"mask", {{"seed", rng.next()}, {"lo", -0.5}, {"hi", 0.5}}}},
+            {"layer", true}, {"memory", "pinned"}, {"input", {{"seed", secret_draw()}, {"lo", c.lo}, {"hi", c.hi}}},
+            {"mask", {{"seed", secret_draw()}, {"lo", -0.5}, {"hi", 0.5}}}},
            "preparing the recorded layer (host evidence)");
     const json reply = s.call({{"op", "layer"}, {"out", out}, {"record", true}},
                               "the layer recorded for its streams and allocations (host evidence)");
@@ -375,6 +265,7 @@ void grade_conv(Context& ctx) {
   if (!ctx.spec.host_evidence.empty()) ctx.phase_done("host evidence");
   ctx.harness->close();
   base->check_interference(result);
+  if (layer_base) layer_base->close();
   ctx.phase_done("baseline timed alone again, harness closed");
 }
 

@@ -107,12 +107,11 @@ CaseReport check_case(Context& ctx, const MapCase& c) {
                       c.expected);
 }
 
-TimedSide remote_side(Session& s, const MapCase& c, L2Flush& flush, const RemoteCosts& costs, RemoteLog& log,
-                      SplitMix64& rng) {
-  return {[&s, &c, &flush, &costs, &log, &rng] {
+TimedSide remote_side(Session& s, const MapCase& c, L2Flush& flush, const RemoteCosts& costs, RemoteLog& log) {
+  return {[&s, &c, &flush, &costs, &log] {
     const std::size_t n = std::size_t(c.dimx) * c.dimy;
     const int k = ++log.calls;
-    const std::uint64_t seed = rng.next();
+    const std::uint64_t seed = secret_draw();
     const std::string call = fmt::format("timed call {} of the workload", k);
     Regions r;
     const std::uint64_t out = r.add(n);
@@ -133,7 +132,7 @@ TimedSide remote_side(Session& s, const MapCase& c, L2Flush& flush, const Remote
     clock.lap(&RemoteLog::finish_ms);
     // Eight rows picked after the call, each checked exactly; the output read once where it lies.
     std::vector<std::size_t> rows;
-    for (int i = 0; i < 8; ++i) rows.push_back(std::size_t(rng.next() % std::uint64_t(c.dimy)));
+    for (int i = 0; i < 8; ++i) rows.push_back(std::size_t(secret_draw() % std::uint64_t(c.dimy)));
     std::sort(rows.begin(), rows.end());
     rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
     const std::size_t w = std::size_t(c.dimx);
@@ -159,7 +158,7 @@ TimedSide remote_side(Session& s, const MapCase& c, L2Flush& flush, const Remote
 
 // What a timed request costs beyond its events and the round trip (RemoteCosts), measured on the
 // kit's own harness with no lab process alive.
-double kit_overhead(Context& ctx, const MapCase& grading, L2Flush& flush, const std::string& stream) {
+double kit_overhead(Context& ctx, const MapCase& grading, L2Flush& flush) {
   SessionOptions so = ctx.session;
   so.harness = kit_harness("map");
   so.lab_id = "kit-map";
@@ -167,10 +166,9 @@ double kit_overhead(Context& ctx, const MapCase& grading, L2Flush& flush, const 
   so.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
   Session kit(so);
   kit.start();
-  SplitMix64 krng(seed_for(ctx.opt.seed, stream));
   RemoteCosts kc{median_round_trip(kit), 0};
   RemoteLog klog;
-  const TimedSide side = remote_side(kit, grading, flush, kc, klog, krng);
+  const TimedSide side = remote_side(kit, grading, flush, kc, klog);
   side.sample();
   klog = {};
   for (int i = 0; i < 5; ++i) side.sample();
@@ -181,12 +179,12 @@ double kit_overhead(Context& ctx, const MapCase& grading, L2Flush& flush, const 
 }
 
 ShapeTiming time_once(Context& ctx, const MapCase& grading, double overhead, Baselines& base, L2Flush& flush,
-                      SplitMix64& rng, RemoteLog& log) {
+                      RemoteLog& log) {
   Session& s = ctx.start();
   RemoteCosts costs;
   costs.round_trip_ms = median_round_trip(s);
   costs.overhead_ms = overhead;
-  const PairTiming t = time_pairs(base.map_side(), remote_side(s, grading, flush, costs, log, rng), Measure::events,
+  const PairTiming t = time_pairs(base.map_side(), remote_side(s, grading, flush, costs, log), Measure::events,
                                   ctx.opt.stopping, 2);
   const SmClock clock = read_sm_clock();
   ShapeTiming st{grading.name, shape_of(grading.dimx, grading.dimy, grading.niterations), t.base_ms, t.lab_ms,
@@ -195,6 +193,8 @@ ShapeTiming time_once(Context& ctx, const MapCase& grading, double overhead, Bas
   const double bytes = double(grading.input.size()) * 4;
   st.round_trip_ms = costs.round_trip_ms;
   st.lab_wall_ms = stats::median(log.wall_ms);
+  st.base_samples_ms = t.base_samples;
+  st.lab_samples_ms = t.lab_samples;
   st.floor_ms = floor_ms(0, bytes, bytes);
   check_lab_times(st, log, costs, false);
   return st;
@@ -228,27 +228,26 @@ void grade_map(Context& ctx) {
     ctx.phase_done("baseline timed alone");
   }
   // What a timed request costs beyond its events and the round trip, on the kit's own harness.
-  const double overhead = timing ? kit_overhead(ctx, grading, *flush, "kit harness") : 0;
+  const double overhead = timing ? kit_overhead(ctx, grading, *flush) : 0;
   if (timing) ctx.phase_done("kit harness overhead");
   for (const MapCase& c : cases) result.cases.push_back(check_case(ctx, c));
   ctx.phase_done("checked cases (harness start included)");
   if (!all_passed(result) || !timing) return;
 
-  SplitMix64 rng(seed_for(opt.seed, "timed calls"));
   RemoteLog log;
   ShapeTiming st;
   try {
     try {
-      st = time_once(ctx, grading, overhead, *base, *flush, rng, log);
+      st = time_once(ctx, grading, overhead, *base, *flush, log);
     } catch (const WallClockDisagrees&) {
       // Measured again, overhead included, before it counts (timing_checks.h).
       ctx.phase_done(fmt::format("timed pairs of the workload ({} lab calls): the kit's clock disagreed, measured again", log.calls));
       record_call_costs(result, log);
       ctx.restart_harness();
-      const double again = kit_overhead(ctx, grading, *flush, "kit harness, second measurement");
+      const double again = kit_overhead(ctx, grading, *flush);
       ctx.phase_done(fmt::format("kit harness overhead again ({:.3f} ms, was {:.3f} ms)", again, overhead));
       log = {};
-      st = time_once(ctx, grading, again, *base, *flush, rng, log);
+      st = time_once(ctx, grading, again, *base, *flush, log);
     }
   } catch (TimedCallWrong& w) {
     result.cases.push_back(std::move(w.report));

@@ -29,7 +29,8 @@ nlohmann::json to_json(const GradeResult& r) {
                       {"converged", t.converged}, {"hidden_work", t.hidden_work},
                       {"lab_extra_host_ms", t.lab_extra_host_ms}, {"sm_clock_mhz", t.sm_clock_mhz},
                       {"lab_wall_ms", t.lab_wall_ms}, {"round_trip_ms", t.round_trip_ms},
-                      {"floor_ms", t.floor_ms}, {"baseline_clean_ms", t.base_clean_ms}});
+                      {"floor_ms", t.floor_ms}, {"baseline_clean_ms", t.base_clean_ms},
+                      {"baseline_samples_ms", t.base_samples_ms}, {"lab_samples_ms", t.lab_samples_ms}});
   json findings = json::array();
   for (const evidence::Finding& f : r.evidence.findings)
     findings.push_back({{"name", f.pattern.name}, {"regex", f.pattern.regex},

@@ -56,12 +56,12 @@ network::RemoteConv remote_conv(Session& s, L2Flush& flush) {
 }
 
 std::function<void(const ConvShape&, float, float, int, network::LayerTiming&)> remote_repeats(
-    Session& s, L2Flush& flush, Precision precision, std::uint64_t seed) {
-  return [&s, &flush, precision, seed](const ConvShape& sh, float lo, float hi, int repeats, network::LayerTiming& t) {
-    SplitMix64 rng(seed_for(seed, to_string(sh)));
+    Session& s, L2Flush& flush, Precision precision) {
+  return [&s, &flush, precision](const ConvShape& sh, float lo, float hi, int repeats, network::LayerTiming& t) {
     const double rtt = median_round_trip(s);
+    std::vector<double> walls;
     for (int k = 0; k < repeats; ++k) {
-      const FreshConv fresh{sh, rng.next(), rng.next(), lo, hi};
+      const FreshConv fresh{sh, secret_draw(), secret_draw(), lo, hi};
       const std::string what = fmt::format("Op Time repeat {} of {}", k + 1, to_string(sh));
       Regions r;
       const std::uint64_t out = r.add(sh.output_size());
@@ -77,20 +77,31 @@ std::function<void(const ConvShape&, float, float, int, network::LayerTiming&)> 
       const double event = number(ran, "event_ms", 0, 1e7);
       const std::uint64_t digest = unsigned_number(ran, "digest");
       check_guards(s.call({{"op", "finish"}, {"out", out}}, "conv_forward_gpu_epilog, " + what), what);
-      const std::vector<std::size_t> positions = pick_positions(sh.output_size(), rng.next(), 2048);
+      const std::vector<std::size_t> positions = pick_positions(sh.output_size(), secret_draw(), 2048);
       const SealedRead got = read_sealed(s.tensors().floats(out, sh.output_size()), positions);
       if (got.digest != digest) throw output_changed(what, false);
       const CaseReport rep = check_fresh_conv(fresh, got, positions, precision, what);
       if (!rep.passed)
         throw LabFailure(verdict::kIncorrect, fmt::format("{} ({}): {}\n{}", what, rep.shape, rep.outcome, rep.detail));
       const double floor = floor_ms(double(sh.macs()), double(sh.input_size() + sh.mask_size()) * 4, double(sh.output_size()) * 4);
-      if (event > wall || event < floor || event < 0.5 * (wall - rtt) - 0.2)
+      // Per repeat, only what no hiccup explains: a time longer than the request, or below the floor.
+      if (event > wall || event < floor)
         throw LabFailure(verdict::kTimingImplausible,
                          fmt::format("The lab reported {:.4f} ms for {}; the kit's clock saw {:.4f} ms for the request "
                                      "(round trip {:.4f} ms, floor {:.4f} ms).", event, what, wall, rtt, floor));
       t.samples_ms.push_back(event);
+      walls.push_back(wall);
     }
     t.op_ms = stats::median(t.samples_ms);
+    // A request that ran long once (measured on an H100: 0.64 ms around a 0.04 ms op, one repeat in
+    // hundreds) is the machine's; reported times that the kit's clock does not account for in the
+    // median are the lab's.
+    const double wall = stats::median(walls);
+    if (t.op_ms < 0.5 * (wall - rtt) - 0.2)
+      throw LabFailure(verdict::kTimingImplausible,
+                       fmt::format("The lab reported a median of {:.4f} ms for Op Time of {} over {} repeats; the kit's "
+                                   "clock saw a median of {:.4f} ms per request (round trip {:.4f} ms): the time spent "
+                                   "is not in the reported time.", t.op_ms, to_string(sh), repeats, wall, rtt));
   };
 }
 

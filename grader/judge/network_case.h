@@ -21,7 +21,7 @@ network::RemoteConv remote_conv(Session& session, L2Flush& flush);
 
 // Op Time repeats on fresh inputs of the layer's shape and range, each output checked.
 std::function<void(const ConvShape&, float, float, int, network::LayerTiming&)> remote_repeats(
-    Session& session, L2Flush& flush, Precision precision, std::uint64_t seed);
+    Session& session, L2Flush& flush, Precision precision);
 
 class NetworkCase {
  public:

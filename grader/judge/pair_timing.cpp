@@ -58,6 +58,8 @@ PairTiming time_pairs(const TimedSide& baseline, const TimedSide& lab, Measure m
     const bool by_events = measure == Measure::events;
     const double lab_ms = by_events ? l.event_ms : l.host_ms;
     const double base_ms = by_events ? b.event_ms : b.host_ms;
+    t.base_samples.push_back(base_ms);
+    t.lab_samples.push_back(lab_ms);
     // An empty body can time at 0 ms; a ratio needs a positive denominator.
     t.ratios.push_back(base_ms / std::max(lab_ms, 1e-6));
 

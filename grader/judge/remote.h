@@ -36,6 +36,14 @@ struct SealedRead {
 SealedRead read_sealed(std::span<const float> shared, std::span<const std::size_t> positions,
                        std::span<float> copy_to = {}, std::size_t max_bad = 8);
 
+// A draw the lab's process cannot predict, from the kernel's random source (getrandom): the seeds
+// of every timed call's fresh inputs, the positions checked, which calls are checked. Not from
+// the grade's seed: the harness sees each fresh input's seed, and seeded streams are invertible
+// (SplitMix64's mix is a bijection, seed_for is FNV-1a), so from one seed it could recompute the
+// grade's seed and every later draw: the next calls' inputs, to have their outputs ready, and
+// the positions the judge will look at. Timed calls are therefore not replayed by --seed.
+std::uint64_t secret_draw();
+
 // `samples` positions of an output of `n` elements picked by `seed`, plus the last element;
 // ascending, no repeats.
 std::vector<std::size_t> pick_positions(std::size_t n, std::uint64_t seed, int samples);
@@ -78,6 +86,11 @@ struct RemoteLog {
   // Where a lab sample's time goes (ms, summed over calls): the prepare request (fresh inputs and
   // the prolog), the L2 flush, the timed request, the finish request (epilog), the judge's check.
   double prepare_ms = 0, flush_ms = 0, run_ms = 0, finish_ms = 0, check_ms = 0;
+  // The check of the most recent call when it was not checked at once (it lies in the tensor file
+  // until the next call of this side): the side's user runs it once the pairs are done, so the
+  // last timed call is always checked. Empty when the last call was checked.
+  std::function<void()> check_last;
+  int checked = 0;  // calls whose output was read and checked
 };
 
 // Adds the time since the last lap (or construction) to one of RemoteLog's parts.

@@ -71,6 +71,13 @@ void Baselines::add(const ConvShape& shape, std::span<const float> input, std::s
   entries_.push_back(std::move(e));
 }
 
+void Baselines::add_remote(const ConvShape& shape, TimedSide side) {
+  auto e = std::make_unique<Entry>();
+  e->shape = shape;
+  e->timed = std::move(side);
+  entries_.push_back(std::move(e));
+}
+
 void Baselines::add_map(int dimx, int dimy, int niterations, std::span<const float> input) {
   auto e = std::make_unique<Entry>();
   Entry* p = e.get();

@@ -68,10 +68,9 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     auto flush = std::make_unique<labkit::L2Flush>();
     labkit::Session session(so);
     session.start();
-    std::random_device rd;
     const labkit::Precision p = precision == "fp16" ? labkit::Precision::fp16 : labkit::Precision::fp32;
     labkit::network::ConvBackend backend{lab, nullptr, labkit::judge::remote_conv(session, *flush)};
-    const auto repeats = labkit::judge::remote_repeats(session, *flush, p, (std::uint64_t(rd()) << 32) ^ rd());
+    const auto repeats = labkit::judge::remote_repeats(session, *flush, p);
     std::vector<char*> args;
     for (std::string& a : rest) args.push_back(a.data());
     const int status = labkit::network::program_main(int(args.size()), args.data(), backend, program_start, repeats);

@@ -75,6 +75,9 @@ struct ShapeTiming {
   // baseline's median with no lab process alive.
   double lab_wall_ms = 0, round_trip_ms = 0, floor_ms = 0, base_clean_ms = 0;
   double overhead_ms = 0;
+  // Every pair's two times (ms), in the order timed: what the median and the interval came from,
+  // so an instructor can audit a speedup and see a drift or a bimodal side.
+  std::vector<double> base_samples_ms{}, lab_samples_ms{};
 };
 
 struct HostEvidenceReport {

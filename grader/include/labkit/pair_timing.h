@@ -35,11 +35,12 @@ struct StoppingRule {
   int min_samples = 10;
   int max_samples = 1000;
   double max_noise = 0.01;
-  double max_seconds = 3;
+  double max_seconds = 2.5;
 };
 
 struct PairTiming {
   std::vector<double> base_event_ms, lab_event_ms, base_host_ms, lab_host_ms;
+  std::vector<double> base_samples, lab_samples;  // the chosen measure's times, pair by pair
   std::vector<double> ratios;       // baseline / lab, of the chosen measure
   stats::Interval speedup;          // median ratio and its 95% interval
   double noise = 0;                 // relative half-width of that interval

@@ -1,0 +1,218 @@
+// A conv lab's timed pairs (conv_timing.h): the harness's side of a pair, the kit's overhead, the
+// Layer Time baseline in the kit's own harness, and a shape measured again.
+#include "conv_timing.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/core.h>
+
+#include <chrono>
+
+#include "labkit/clocks.h"
+#include "labkit/cuda_check.h"
+#include "labkit/stats.h"
+
+namespace labkit::judge {
+
+using nlohmann::json;
+
+namespace {
+// The median of what the requests in `log` cost beyond their reported time and the round trip.
+double overhead_of(const RemoteLog& log, const RemoteCosts& costs) {
+  std::vector<double> extra;
+  for (std::size_t i = 0; i < log.wall_ms.size(); ++i) extra.push_back(log.wall_ms[i] - costs.round_trip_ms - log.event_ms[i]);
+  return stats::median(extra);
+}
+
+}  // namespace
+
+// The lab's side of a timed pair: fresh inputs through the lab's prolog, the judge's L2 flush,
+// the timed request, the epilog, and the check of that call's output. `trusted`: the kit's own
+// harness timing the baseline's layer: the same requests, but its output is neither sent back
+// nor checked (nothing of it is graded).
+TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCase& c, L2Flush& flush,
+                      const RemoteCosts& costs, RemoteLog& log, bool trusted) {
+  return {[&s, layer, precision, &c, &flush, &costs, &log, trusted] {
+    const ConvShape& sh = c.shape;
+    const int n = ++log.calls;
+    const FreshConv fresh{sh, secret_draw(), secret_draw(), c.lo, c.hi};
+    Regions r;
+    const std::uint64_t out = r.add(sh.output_size());
+    s.tensors().reserve(r.total());
+    const std::string call = fmt::format("timed call {} of {}", n, c.name);
+    CallClock clock(log);
+    s.call({{"op", "prepare"}, {"shape", {sh.B, sh.M, sh.C, sh.H, sh.W, sh.K}}, {"layer", layer},
+            {"memory", layer ? "pinned" : "pageable"}, {"input", {{"seed", fresh.input_seed}, {"lo", c.lo}, {"hi", c.hi}}},
+            {"mask", {{"seed", fresh.mask_seed}, {"lo", -0.5}, {"hi", 0.5}}}, {"spacer", n % 3}},
+           (layer ? "preparing " : "conv_forward_gpu_prolog, ") + call);
+    clock.lap(&RemoteLog::prepare_ms);
+    flush();
+    LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
+    clock.lap(&RemoteLog::flush_ms);
+    double wall = 0;
+    const json ran = s.call({{"op", layer ? "layer" : "run"}, {"out", out}},
+                            (layer ? "the layer (prolog, conv_forward_gpu, epilog), " : "conv_forward_gpu, ") + call, &wall);
+    const double reported = number(ran, layer ? "host_ms" : "event_ms", 0, 1e7);
+    const double host = number(ran, "host_ms", 0, 1e7);
+    const std::uint64_t digest = unsigned_number(ran, "digest");
+    clock.lap(&RemoteLog::run_ms);
+    const json fin = s.call({{"op", "finish"}, {"out", out}, {"discard", trusted}}, "conv_forward_gpu_epilog, " + call);
+    check_guards(fin, call);
+    clock.lap(&RemoteLog::finish_ms);
+    if (trusted) {
+      log.wall_ms.push_back(wall);
+      log.event_ms.push_back(reported);
+      log.host_ms.push_back(host);
+      return Sample{reported, wall - costs.round_trip_ms - costs.overhead_ms};
+    }
+    // Positions picked after the call; the output read once where it lies (remote.h).
+    auto check = [&s, &log, out, fresh, digest, call, layer, precision] {
+      const std::vector<std::size_t> positions = pick_positions(fresh.shape.output_size(), secret_draw(), 2048);
+      const SealedRead got = read_sealed(s.tensors().floats(out, fresh.shape.output_size()), positions);
+      if (got.digest != digest) throw output_changed(call, layer);
+      CaseReport rep = check_fresh_conv(fresh, got, positions, precision, call);
+      if (!rep.passed) throw TimedCallWrong{std::move(rep)};
+      ++log.checked;
+    };
+    // Which calls are checked is drawn after the call has returned, where the lab cannot see it:
+    // the first, one in three, and the last (log.check_last). Reading 100 MB was a fifth of a
+    // pair's time; a lab that cheats on enough calls to move a median is caught on one of them.
+    if (n == 1 || secret_draw() % 3 == 0) {
+      check();
+      log.check_last = nullptr;
+    } else {
+      log.check_last = check;
+    }
+    clock.lap(&RemoteLog::check_ms);
+    log.wall_ms.push_back(wall);
+    log.event_ms.push_back(reported);
+    log.host_ms.push_back(host);
+    return Sample{reported, wall - costs.round_trip_ms - costs.overhead_ms};
+  }};
+}
+
+// What a timed request costs beyond the reported time and the round trip, per grading shape,
+// measured on the kit's own harness (the baseline behind the lab API) before the lab starts.
+std::vector<double> kit_overheads(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush) {
+  SessionOptions so = ctx.session;
+  so.harness = kit_harness("conv");
+  so.lab_id = "kit-conv";
+  so.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  Session kit(so);
+  kit.start();
+  const bool layer = ctx.spec.timed == TimedRegion::layer;
+  std::vector<double> overheads;
+  for (const ConvCase& c : grading) {
+    RemoteCosts costs{median_round_trip(kit), 0};
+    RemoteLog log;
+    const TimedSide side = remote_side(kit, layer, Precision::fp32, c, flush, costs, log);
+    side.sample();  // warm-up
+    log = {};
+    for (int i = 0; i < 5; ++i) side.sample();
+    overheads.push_back(overhead_of(log, costs));
+  }
+  kit.close();
+  return overheads;
+}
+
+namespace {
+
+ShapeTiming time_once(Context& ctx, const ConvCase& c, double overhead, Baselines& base, L2Flush& flush,
+                      RemoteLog& log) {
+  Session& s = ctx.start();
+  const bool layer = ctx.spec.timed == TimedRegion::layer;
+  RemoteCosts costs;
+  costs.round_trip_ms = median_round_trip(s);
+  costs.overhead_ms = overhead;
+  const TimedSide lab = remote_side(s, layer, ctx.spec.precision, c, flush, costs, log);
+  const PairTiming t = time_pairs(base.side(c.shape), lab, Measure::events, ctx.opt.stopping, layer ? 2 : 3);
+  if (log.check_last) log.check_last();
+  const double macs = double(c.shape.macs());
+  const double bytes_in = double(c.shape.input_size() + c.shape.mask_size()) * 4, bytes_out = double(c.shape.output_size()) * 4;
+  const SmClock clock = read_sm_clock();
+  ShapeTiming st{c.name, to_string(c.shape), t.base_ms, t.lab_ms, t.speedup.median, t.speedup.low,
+                 t.speedup.high, int(t.ratios.size()), t.noise, t.converged, false, t.lab_extra_host_ms,
+                 clock.available ? clock.sm_mhz : 0};
+  st.round_trip_ms = costs.round_trip_ms;
+  st.lab_wall_ms = stats::median(log.wall_ms);
+  st.base_samples_ms = t.base_samples;
+  st.lab_samples_ms = t.lab_samples;
+  st.floor_ms = layer ? 0 : floor_ms(macs, bytes_in, bytes_out);
+  check_lab_times(st, log, costs, layer);
+  return st;
+}
+
+}  // namespace
+
+// A shape's pairs, measured a second time, overhead included, when the judge's clock disagreed
+// (timing_checks.h): the second measurement is the result, whatever it finds.
+ShapeTiming time_case(Context& ctx, const ConvCase& c, double overhead, const std::function<double()>& overhead_again,
+                      Baselines& base, L2Flush& flush, RemoteLog& log) {
+  try {
+    return time_once(ctx, c, overhead, base, flush, log);
+  } catch (const WallClockDisagrees& first) {
+    ctx.phase_done(fmt::format("timed pairs of {} ({} lab calls): the kit's clock disagreed, measured again", c.name, log.calls));
+    record_call_costs(ctx.result, log);
+    ctx.restart_harness();  // the kit harness alone on the GPU again, as in its first measurement
+    const double again = overhead_again();
+    ctx.phase_done(fmt::format("kit harness overhead again ({:.3f} ms, was {:.3f} ms)", again, overhead));
+    log = {};
+    return time_once(ctx, c, again, base, flush, log);
+  }
+}
+
+struct LayerBaseline::Shape {
+  const ConvCase* c = nullptr;
+  RemoteCosts costs;
+  RemoteLog log;
+};
+
+LayerBaseline::LayerBaseline(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush, Baselines& base)
+    : flush_(flush) {
+  SessionOptions so = ctx.session;
+  so.harness = kit_harness("conv");
+  so.lab_id = "kit-conv";
+  kit_ = std::make_unique<Session>(so);  // the lab's deadline: it lives until the lab is graded
+  kit_->start();
+  for (const ConvCase& c : grading) {
+    auto sh = std::make_unique<Shape>();
+    sh->c = &c;
+    sh->costs.round_trip_ms = median_round_trip(*kit_);
+    base.add_remote(c.shape, remote_side(*kit_, true, Precision::fp32, c, flush, sh->costs, sh->log, true));
+    shapes_.push_back(std::move(sh));
+  }
+}
+
+LayerBaseline::~LayerBaseline() = default;
+
+std::vector<double> LayerBaseline::overheads() {
+  std::vector<double> out;
+  for (auto& sh : shapes_) {
+    // The clean samples' first one was their warm-up.
+    if (sh->log.wall_ms.size() > 1) {
+      sh->log.wall_ms.erase(sh->log.wall_ms.begin());
+      sh->log.event_ms.erase(sh->log.event_ms.begin());
+    }
+    sh->costs.overhead_ms = overhead_of(sh->log, sh->costs);
+    out.push_back(sh->costs.overhead_ms);
+    sh->log = {};
+  }
+  return out;
+}
+
+double LayerBaseline::overhead_again(std::size_t i) {
+  Shape& sh = *shapes_.at(i);
+  sh.log = {};
+  // The same requests as the baseline's side of the pairs.
+  const TimedSide side = remote_side(*kit_, true, Precision::fp32, *sh.c, flush_, sh.costs, sh.log, true);
+  for (int k = 0; k < 5; ++k) side.sample();
+  sh.costs.overhead_ms = overhead_of(sh.log, sh.costs);
+  sh.log = {};
+  return sh.costs.overhead_ms;
+}
+
+void LayerBaseline::close() {
+  if (kit_) kit_->close();
+  kit_.reset();
+}
+
+}  // namespace labkit::judge

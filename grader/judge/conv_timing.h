@@ -1,0 +1,59 @@
+// conv_timing.h (judge-private) — a conv lab's timed pairs: the lab's side through its harness,
+// the kit's overhead per request, and where the baseline's side runs.
+//
+//   * remote_side(): one timed call through a harness: fresh inputs (prepare), the judge's L2
+//     flush, the timed request, finish, and the check of that call's output (remote.h).
+//   * kit_overheads(): what a timed request costs beyond its reported time and the round trip,
+//     measured on the kit's own harness (the baseline behind the lab API, no student code).
+//   * LayerBaseline: Layer Time's baseline side. Op Time's baseline runs in the judge's process
+//     (timing_checks.h); a layer also moves the host arrays, and those must be alike on both sides
+//     of a pair. So the baseline's layer runs in the kit's own harness process, through the same
+//     requests as the lab's: fresh inputs written just before, pinned arrays from the same rotating
+//     pool, the same flush and clocks. Measured on an H100 with the judge's own arrays instead:
+//     the streams solution's speedup moved between 1.08 and 1.33 from grade to grade.
+//   * time_case(): one grading shape's pairs, measured again when the judge's clock disagreed.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conv_case.h"
+#include "grading.h"
+#include "labkit/pair_timing.h"
+#include "remote.h"
+#include "timing_checks.h"
+
+namespace labkit::judge {
+
+// `trusted`: the kit's own harness timing the baseline: the same requests, but the output is
+// neither sent back nor checked (nothing of it is graded).
+TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCase& c, L2Flush& flush,
+                      const RemoteCosts& costs, RemoteLog& log, bool trusted = false);
+
+std::vector<double> kit_overheads(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush);
+
+class LayerBaseline {
+ public:
+  // Starts the kit's harness (before the lab's) and adds one baseline entry per grading case.
+  LayerBaseline(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush, Baselines& base);
+  ~LayerBaseline();
+  // After base.time_clean(): each shape's overhead, from the clean samples just taken.
+  std::vector<double> overheads();
+  // The overhead of shape i measured again (the lab's process ended): 5 more samples.
+  double overhead_again(std::size_t i);
+  void close();
+
+ private:
+  struct Shape;
+  L2Flush& flush_;
+  std::unique_ptr<Session> kit_;
+  std::vector<std::unique_ptr<Shape>> shapes_;
+};
+
+// `overhead_again` measures the kit's overhead anew, with the lab's process ended.
+ShapeTiming time_case(Context& ctx, const ConvCase& c, double overhead, const std::function<double()>& overhead_again,
+                      Baselines& base, L2Flush& flush, RemoteLog& log);
+
+}  // namespace labkit::judge
