@@ -3,6 +3,8 @@
 // that came back from a child process, a Slurm task or a saved file draws the same page.
 #include <fmt/core.h>
 
+#include "labkit/json_fields.h"
+
 #include "labkit/html.h"
 #include "labkit/pages.h"
 
@@ -11,20 +13,10 @@ namespace {
 
 using nlohmann::json;
 
-std::string str(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
-}
-double num(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : 0.0;
-}
-const json& sub(const json& j, const char* key) {
-  static const json empty = json::object();
-  return j.is_object() && j.contains(key) && j.at(key).is_object() ? j.at(key) : empty;
-}
-const json& list(const json& j, const char* key) {
-  static const json empty = json::array();
-  return j.is_object() && j.contains(key) && j.at(key).is_array() ? j.at(key) : empty;
-}
+using json_fields::num;
+using json_fields::str;
+using json_fields::sub;
+using json_fields::list;
 
 html::Cell fixed(double v, const char* format, double key) { return html::number(fmt::format(fmt::runtime(format), v), key); }
 

@@ -4,6 +4,8 @@
 
 #include <fmt/core.h>
 
+#include "labkit/json_fields.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -13,16 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string str(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
-}
-double num(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : 0.0;
-}
-const json& sub(const json& j, const char* key) {
-  static const json empty = json::object();
-  return j.is_object() && j.contains(key) && j.at(key).is_object() ? j.at(key) : empty;
-}
+using json_fields::num;
+using json_fields::str;
+using json_fields::sub;
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string out;
