@@ -29,9 +29,12 @@ inline std::string xml_escape(const std::string& s) {
 inline std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '"') out += "&quot;";
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else if (c == '"') out += "&quot;";
     else if (c == '\'') out += "&#39;";
-    else out += xml_escape(std::string(1, c));
+    else out += c;
   }
   return out;
 }
