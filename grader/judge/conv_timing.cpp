@@ -93,9 +93,7 @@ TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCas
 // What a timed request costs beyond the reported time and the round trip, per grading shape,
 // measured on the kit's own harness (the baseline behind the lab API) before the lab starts.
 std::vector<double> kit_overheads(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush) {
-  SessionOptions so = ctx.session;
-  so.harness = kit_harness("conv");
-  so.lab_id = "kit-conv";
+  SessionOptions so = ctx.kit_session("conv");
   so.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
   Session kit(so);
   kit.start();
@@ -168,10 +166,7 @@ struct LayerBaseline::Shape {
 
 LayerBaseline::LayerBaseline(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush, Baselines& base)
     : flush_(flush) {
-  SessionOptions so = ctx.session;
-  so.harness = kit_harness("conv");
-  so.lab_id = "kit-conv";
-  kit_ = std::make_unique<Session>(so);  // the lab's deadline: it lives until the lab is graded
+  kit_ = std::make_unique<Session>(ctx.kit_session("conv"));  // the lab's deadline: it lives until the lab is graded
   kit_->start();
   for (const ConvCase& c : grading) {
     auto sh = std::make_unique<Shape>();

@@ -159,10 +159,7 @@ TimedSide remote_side(Session& s, const MapCase& c, L2Flush& flush, const Remote
 // What a timed request costs beyond its events and the round trip (RemoteCosts), measured on the
 // kit's own harness with no lab process alive.
 double kit_overhead(Context& ctx, const MapCase& grading, L2Flush& flush) {
-  SessionOptions so = ctx.session;
-  so.harness = kit_harness("map");
-  so.lab_id = "kit-map";
-  so.kind = "map";
+  SessionOptions so = ctx.kit_session("map");
   so.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
   Session kit(so);
   kit.start();

@@ -20,6 +20,10 @@ struct Context {
   SessionOptions session;  // how to start the lab's harness
   std::unique_ptr<Session> harness;  // set once started
 
+  // How to start the kit's own harness of `kind` ("conv", "map"): the lab's options on the kit's
+  // CPUs, with the lab's deadline (callers shorten it where the kit runs alone).
+  SessionOptions kit_session(const std::string& kind) const;
+
   // Starts the harness (once): everything the judge must hold before the lab runs is ready.
   Session& start();
   // Ends the harness's process (its log kept); the next start() begins a new one.
@@ -33,6 +37,7 @@ struct Context {
     phase_start = now;
   }
   std::chrono::steady_clock::time_point phase_start = std::chrono::steady_clock::now();
+  std::vector<int> kit_cpus;  // where the kit's own harness runs (labkit/cpu_partition.h)
 };
 
 // Each leaves result.verdict empty (correct so far) or sets a failure; throws LabFailure for what

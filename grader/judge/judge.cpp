@@ -8,7 +8,9 @@
 #include <fstream>
 
 #include "grading.h"
+#include "remote.h"
 #include "labkit/clocks.h"
+#include "labkit/cpu_partition.h"
 #include "labkit/cuda_check.h"
 #include "labkit/device.h"
 #include "labkit/lab_spec.h"
@@ -81,6 +83,16 @@ Session& Context::start() {
   return *harness;
 }
 
+SessionOptions Context::kit_session(const std::string& kind) const {
+  SessionOptions so = session;
+  so.harness = kit_harness(kind);
+  so.lab_id = "kit-" + kind;
+  so.kind = kind;
+  so.policy.limits.cpus = kit_cpus;
+  so.policy.lock_cpus = false;  // trusted code
+  return so;
+}
+
 void Context::restart_harness() {
   if (!harness) return;
   harness->close();
@@ -96,7 +108,10 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   r.kernel_source = lab.source;
   r.seed = opt.seed;
   r.batch = opt.batch;
-  r.sandbox = opt.evidence_only ? "" : sandbox::describe(opt.sandbox, opt.probe);
+  // The lab's harness and the kit's (the baseline) on disjoint CPUs: a lab that spins threads
+  // between its calls cannot slow the baseline's host side (labkit/cpu_partition.h).
+  const CpuPartition cpus = split_cpus();
+  r.sandbox = opt.evidence_only ? "" : sandbox::describe(opt.sandbox, opt.probe, cpus.describe());
   const LabSpec spec = load_lab_spec(lab.lab_json, lab.id);
   r.title = spec.title;
   r.kind = to_string(spec.kind);
@@ -130,13 +145,17 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   r.peak_sm_clock_mhz = d.peak_sm_clock_mhz;
   r.max_sm_clock_mhz = read_sm_clock().max_sm_mhz;
 
-  Context ctx{lab, spec, opt, r, {}, nullptr, {}, std::chrono::steady_clock::now()};
+  Context ctx{lab, spec, opt, r, {}, nullptr, {}, std::chrono::steady_clock::now(), {}};
   ctx.session.harness = lab.harness;
   ctx.session.lab_id = lab.id;
   ctx.session.kind = to_string(spec.kind);
   ctx.session.sandbox = opt.sandbox;
   ctx.session.probe = opt.probe;
   for (const std::string& h : opt.hide) ctx.session.policy.hide.push_back(h);
+  ctx.session.policy.limits.cpus = cpus.lab;
+  ctx.session.policy.lock_cpus = true;
+  ctx.kit_cpus = cpus.kit;
+  const PinThread pin(cpus.split ? cpus.kit : std::vector<int>{});  // the judge times the Op Time baseline itself
   ctx.session.wrapper = opt.wrapper;
   ctx.session.startup_s = std::min(60.0, opt.timeout_s);
   ctx.session.deadline = start + std::chrono::milliseconds(static_cast<long long>(opt.timeout_s * 1000));

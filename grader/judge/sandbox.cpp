@@ -1,7 +1,15 @@
 #include "labkit/sandbox.h"
 
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
 
 #include <fmt/core.h>
 
@@ -117,6 +125,38 @@ void sized_tmpfs(Args& a, std::uint64_t bytes, const char* where) {
   a.insert(a.end(), {"--tmpfs", where});
 }
 
+// The seccomp program of Policy::lock_cpus (classic BPF, as bwrap --seccomp takes it): the
+// native ABI's sched_setaffinity fails with EPERM, and so does every syscall of another ABI
+// (their numbers differ: i386's int 0x80 would call sched_setaffinity as 241), everything else
+// is allowed.
+#if defined(__x86_64__)
+constexpr std::uint32_t kNativeArch = AUDIT_ARCH_X86_64;
+constexpr std::uint32_t kX32Bit = 0x40000000;  // __X32_SYSCALL_BIT: the x32 ABI on the same arch
+#elif defined(__aarch64__)
+constexpr std::uint32_t kNativeArch = AUDIT_ARCH_AARCH64;
+constexpr std::uint32_t kX32Bit = 0;
+#else
+#error "labkit's seccomp filter knows x86_64 and aarch64"
+#endif
+
+std::vector<sock_filter> affinity_filter() {
+  constexpr std::uint32_t kDeny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+  std::vector<sock_filter> f = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kNativeArch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, kDeny),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+  };
+  if (kX32Bit != 0) {
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, kX32Bit, 0, 1));
+    f.push_back(BPF_STMT(BPF_RET | BPF_K, kDeny));
+  }
+  f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sched_setaffinity, 0, 1));
+  f.push_back(BPF_STMT(BPF_RET | BPF_K, kDeny));
+  f.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  return f;
+}
+
 Args build(const fs::path& bwrap, const Policy& policy, const Args& argv_inside) {
   if (argv_inside.empty() || argv_inside[0].empty())
     throw std::invalid_argument("sandbox: empty command line for inside");
@@ -160,6 +200,7 @@ Args build(const fs::path& bwrap, const Policy& policy, const Args& argv_inside)
   for (const auto& d : hidden_dirs) a.insert(a.end(), {"--remount-ro", d});
   a.insert(a.end(), {"--remount-ro", "/", "--chdir", "/tmp"});
   set_env(a);
+  if (policy.lock_cpus) a.insert(a.end(), {"--seccomp", std::to_string(kSeccompFd)});
   a.push_back("--");
   a.insert(a.end(), argv_inside.begin(), argv_inside.end());
   return a;
@@ -243,14 +284,46 @@ Probe probe(const fs::path& bwrap_hint) {
   if (!p.available) {
     const std::string line = first_line(r.err);
     p.why = line.empty() ? fmt::format("{} {}", p.bwrap.string(), r.describe()) : line;
+    return p;
+  }
+  // The same with the CPU lock: a kernel or container that refuses seccomp still sandboxes.
+  const int program = seccomp_program();
+  if (program < 0) {
+    p.seccomp_why = fmt::format("cannot write the seccomp program: {}", std::strerror(errno));
+    return p;
+  }
+  policy.lock_cpus = true;
+  o.fds = {{program, kSeccompFd}};
+  const auto rs = subprocess::run(build(p.bwrap, policy, {kInsidePath}), o);
+  ::close(program);
+  p.seccomp = rs.started && !rs.timed_out && rs.signal == 0 && rs.exit_code == 0;
+  if (!p.seccomp) {
+    const std::string line = first_line(rs.err);
+    p.seccomp_why = line.empty() ? fmt::format("{} {}", p.bwrap.string(), rs.describe()) : line;
   }
   return p;
+}
+
+int seccomp_program() {
+  const std::vector<sock_filter> f = affinity_filter();
+  const int fd = ::memfd_create("labkit-seccomp", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  const std::size_t bytes = f.size() * sizeof(sock_filter);
+  if (::write(fd, f.data(), bytes) != static_cast<ssize_t>(bytes) || ::lseek(fd, 0, SEEK_SET) != 0) {
+    const int e = errno;
+    ::close(fd);
+    errno = e != 0 ? e : EIO;
+    return -1;
+  }
+  return fd;
 }
 
 std::vector<std::string> command(const Probe& probe, const Policy& policy, const std::vector<std::string>& argv_inside) {
   if (!probe.available)
     throw std::logic_error(fmt::format("the bubblewrap sandbox is not available: {}", probe.why));
-  return build(probe.bwrap, policy, argv_inside);
+  Policy p = policy;
+  p.lock_cpus = policy.lock_cpus && probe.seccomp;
+  return build(probe.bwrap, p, argv_inside);
 }
 
 int apply_limits(const Limits& l) noexcept {
@@ -267,13 +340,24 @@ int apply_limits(const Limits& l) noexcept {
   if (l.processes > 0) set(RLIMIT_NPROC, l.processes, l.processes);
   if (l.open_files > 0) set(RLIMIT_NOFILE, l.open_files, l.open_files);
   set(RLIMIT_CORE, 0, 0);
+  if (!l.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (const int c : l.cpus)
+      if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+    if (::sched_setaffinity(0, sizeof set, &set) != 0 && first == 0) first = errno;
+  }
   return first;
 }
 
-std::string describe(Mode mode, const Probe& probe) {
-  if (mode == Mode::none) return "none";
+std::string describe(Mode mode, const Probe& probe, const std::string& cpus) {
+  if (mode == Mode::none) return cpus.empty() ? "none" : fmt::format("none; {}", cpus);
   if (!probe.available) return fmt::format("bubblewrap (not available: {})", probe.why);
-  return fmt::format("{} (no network, private /tmp, kit hidden)", probe.version);
+  std::string d = fmt::format("{} (no network, private /tmp, kit hidden)", probe.version);
+  if (!cpus.empty())
+    d += probe.seccomp ? fmt::format("; {}, affinity locked", cpus)
+                       : fmt::format("; {}, affinity not locked: {}", cpus, probe.seccomp_why);
+  return d;
 }
 
 Mode parse_mode(const std::string& text) {

@@ -81,8 +81,17 @@ void Session::start() {
     inside.push_back("--channel");
     argv = inside;
   }
-  process_.start(argv, {{req[0], wire::kRequestFd}, {rep[1], wire::kReplyFd}, {tensors_.fd(), wire::kTensorFd}},
-                 o_.policy.limits);
+  std::vector<HarnessProcess::ChildFd> fds = {
+      {req[0], wire::kRequestFd}, {rep[1], wire::kReplyFd}, {tensors_.fd(), wire::kTensorFd}};
+  int program = -1;  // the CPU lock's seccomp program, read by bwrap (labkit/sandbox.h)
+  if (o_.sandbox == sandbox::Mode::bubblewrap && o_.policy.lock_cpus && o_.probe.seccomp) {
+    program = sandbox::seccomp_program();
+    if (program < 0)
+      throw std::runtime_error(std::string("cannot write the sandbox's seccomp program: ") + std::strerror(errno));
+    fds.push_back({program, sandbox::kSeccompFd});
+  }
+  process_.start(argv, fds, o_.policy.limits);
+  if (program >= 0) ::close(program);
   ::close(req[0]);
   ::close(rep[1]);
   request_fd_ = req[1];

@@ -122,8 +122,18 @@ int spawn(const std::vector<std::string>& argv, std::vector<std::string>& env, c
   ::posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   ::posix_spawn_file_actions_adddup2(&fa, out_w.get(), STDOUT_FILENO);
   ::posix_spawn_file_actions_adddup2(&fa, err_w.get(), STDERR_FILENO);
+  // The extra fds first (dup2 clears CLOEXEC), then every other fd above 2 closed: those a
+  // library opened without CLOEXEC.
+  int top = 2;
+  for (const auto& [from, to] : o.fds) {
+    ::posix_spawn_file_actions_adddup2(&fa, from, to);
+    top = std::max(top, to);
+  }
+  for (int fd = 3; fd < top; ++fd)
+    if (std::none_of(o.fds.begin(), o.fds.end(), [&](const auto& f) { return f.second == fd; }))
+      ::posix_spawn_file_actions_addclose(&fa, fd);
 #if LABKIT_GLIBC(2, 34)
-  ::posix_spawn_file_actions_addclosefrom_np(&fa, 3);  // fds a library opened without CLOEXEC
+  ::posix_spawn_file_actions_addclosefrom_np(&fa, top + 1);
 #endif
 #if LABKIT_GLIBC(2, 29)
   if (!o.working_directory.empty()) ::posix_spawn_file_actions_addchdir_np(&fa, o.working_directory.c_str());

@@ -60,7 +60,15 @@
 //     or EFBIG where that is ignored); core dumps are off. RLIMIT_NPROC counts threads as well as
 //     processes, and all of the real user's, in the sandbox or not (a busy desktop account can
 //     exceed 512 on its own); it is not enforced for root. Never RLIMIT_AS: CUDA reserves huge
-//     address ranges.
+//     address ranges. Limits::cpus (when not empty) becomes the CPU affinity of bwrap and all
+//     inside (sched_setaffinity; an id the judge may not use is dropped by the kernel).
+//   * CPUs (labkit/cpu_partition.h): Policy::lock_cpus adds `--seccomp kSeccompFd`: inside,
+//     sched_setaffinity fails with EPERM, so the harness keeps the CPU set it was started with
+//     (its own pid namespace already keeps it from touching the judge's processes); syscalls of
+//     another ABI (32-bit int 0x80, x32) fail with EPERM too, as they could bypass the filter.
+//     The caller places seccomp_program() at kSeccompFd in bwrap (HarnessProcess's fds);
+//     bwrap reads and closes it. probe() tries the filter too: Probe::seccomp says whether this
+//     machine allows it (else seccomp_why), and command() leaves it out where it does not.
 #pragma once
 
 #include <cstdint>
@@ -81,7 +89,11 @@ struct Limits {
   std::uint64_t data_bytes = 0;               // RLIMIT_DATA (heap and anonymous mappings)
   std::uint64_t processes = 512;              // RLIMIT_NPROC (the user's threads: see above)
   std::uint64_t open_files = 4096;            // RLIMIT_NOFILE
+  std::vector<int> cpus;                      // CPU affinity (empty: inherited)
 };
+
+// The fd number at which bwrap reads the seccomp program (Policy::lock_cpus).
+inline constexpr int kSeccompFd = 9;
 
 struct Policy {
   std::filesystem::path executable;                    // bound read-only at kInsidePath
@@ -89,6 +101,7 @@ struct Policy {
   std::vector<std::filesystem::path> read_only_extra;  // e.g. the CUDA toolkit's lib dir (libcupti)
   std::uint64_t tmp_bytes = 256ull << 20;              // each of /tmp, /dev/shm; 0: half the RAM
   Limits limits;
+  bool lock_cpus = false;                              // seccomp: no sched_setaffinity inside
 };
 
 struct Probe {
@@ -96,7 +109,13 @@ struct Probe {
   std::string version;          // "bubblewrap 0.8.0"
   std::string why;              // when not available
   std::filesystem::path bwrap;  // the one found (or tried)
+  bool seccomp = false;         // bwrap could load the filter of Policy::lock_cpus here
+  std::string seccomp_why;      // when it could not
 };
+
+// A new close-on-exec file (memfd) holding the seccomp program of Policy::lock_cpus, at offset 0;
+// -1 with errno set when it cannot be made.
+int seccomp_program();
 
 Probe probe(const std::filesystem::path& bwrap_hint = {});
 
@@ -111,8 +130,9 @@ std::vector<std::filesystem::path> gpu_device_nodes(const std::filesystem::path&
 // 0, or the errno of the first setrlimit that failed (the others are still applied).
 int apply_limits(const Limits& limits) noexcept;
 
-// "bubblewrap 0.8.0 (no network, private /tmp, kit hidden)", or "none".
-std::string describe(Mode mode, const Probe& probe);
+// "bubblewrap 0.8.0 (no network, private /tmp, kit hidden)", or "none"; with `cpus` (a
+// CpuPartition::describe()) and whether the affinity is locked, when given.
+std::string describe(Mode mode, const Probe& probe, const std::string& cpus = {});
 
 // "bubblewrap" or "bwrap", "none"; else std::invalid_argument naming the allowed values.
 Mode parse_mode(const std::string& text);

@@ -5,7 +5,7 @@
 // Contract
 //   * run(argv) starts argv[0] with arguments argv, our environment plus Options::env, stdin from
 //     /dev/null and stdout/stderr captured through pipes, default signal dispositions and an empty
-//     signal mask. Only fds 0-2 reach the child (with glibc < 2.34, any fd opened without
+//     signal mask. Only fds 0-2 and Options::fds reach the child (with glibc < 2.34, any fd opened without
 //     O_CLOEXEC would too). argv[0] without a '/' is searched in PATH; a relative path is taken
 //     relative to working_directory when one is given.
 //   * The child leads a new process group. When `timeout` passes, the group gets SIGTERM and,
@@ -47,6 +47,9 @@ struct Options {
   // stopped as on a timeout (SIGTERM, then SIGKILL after `grace`) and `cancelled` is set: Ctrl-C
   // at a terminal reaches only the caller, whose child would otherwise keep the GPU busy.
   const std::atomic<bool>* cancel = nullptr;
+  // Extra descriptors the child gets: {the caller's fd, its number in the child} (>= 3, distinct;
+  // CLOEXEC cleared there), e.g. the sandbox's seccomp program. Everything else above 2 is closed.
+  std::vector<std::pair<int, int>> fds;
 };
 
 struct Result {
