@@ -1,16 +1,18 @@
-// `labkit calibrate` — proposes each lab's target_speedup for this GPU from its instructor
-// solution: the solution is graded with timing (a child process, as `labkit grade` does) and the
-// target is set below the low end of its speedup's 95% interval, with a margin in log-speedup
-// (the score grows with ln(speedup) / ln(target), labkit/score.h). Writes nothing unless --write.
+// `labkit calibrate` — proposes each lab's target_speedup for this GPU model from its instructor
+// solution: the solution is graded with timing (through the judge, as `labkit grade` does) and
+// the target is set below the low end of its speedup's 95% interval, with a margin in
+// log-speedup (the score grows with ln(speedup) / ln(target), labkit/score.h). Writes nothing
+// unless --write, which records the target and its measurement under this GPU's name in the
+// lab.json's targets_by_gpu (grading on this model uses it); --default also makes it the target
+// of GPUs without a calibration.
 #include <fmt/core.h>
 
 #include <random>
 
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <memory>
-#include <regex>
-#include <sstream>
 
 #include "commands.h"
 #include "lab_process.h"
@@ -35,6 +37,7 @@ struct CalibrateOptions {
   std::vector<std::string> labs;
   double margin = 0.2;
   bool write = false;
+  bool make_default = false;
   int batch = 0;
   double timeout_s = 600;
 };
@@ -44,24 +47,14 @@ double proposed_target(double low, double margin) {
   return std::max(kMinTarget, std::floor(t * 100) / 100);
 }
 
-// Replaces the value of "target_speedup" in the file's text, so that its layout and every other
-// key stay as the instructor wrote them; then reads the file back as a lab.json.
-void write_target(const std::filesystem::path& file, double target) {
-  std::ifstream in(file);
-  std::stringstream s;
-  s << in.rdbuf();
-  const std::string text = s.str();
-  static const std::regex key(R"(("target_speedup"\s*:\s*)(-?[0-9][0-9.eE+-]*))");
-  std::smatch m;
-  if (!std::regex_search(text, m, key))
-    throw std::runtime_error(fmt::format("{}: no \"target_speedup\": <number> to replace", file.string()));
-  const std::string updated = m.prefix().str() + m[1].str() + fmt::format("{:.2f}", target) + m.suffix().str();
-  {
-    std::ofstream out(file);
-    out << updated;
-    if (!out) throw std::runtime_error(fmt::format("{}: cannot write", file.string()));
-  }
-  load_lab_spec(file);  // throws, naming the file, if the result is not a valid lab.json
+// Today's date (UTC), for the record of a calibration.
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
 }
 
 int run_calibrate(const CalibrateOptions& o) {
@@ -83,13 +76,14 @@ int run_calibrate(const CalibrateOptions& o) {
     fmt::print(stderr, "labkit calibrate: skipped: no usable CUDA device (targets are measured on the GPU that will grade)\n");
     return exit_code::kNoDevice;
   }
+  const std::string gpu = device_info().name;
   fmt::print("labkit calibrate on {}: each solution graded with timing{}; proposed target = "
              "max({:.2f}, low^{:.2f}) (margin {:.2f} in log-speedup)\n\n",
-             device_info().name, o.batch > 0 ? fmt::format(" at batch {}", o.batch) : "", kMinTarget, 1 - o.margin,
+             gpu, o.batch > 0 ? fmt::format(" at batch {}", o.batch) : "", kMinTarget, 1 - o.margin,
              o.margin);
   fmt::print("{:<20} {:>8} {:>9} {:>18} {:>9}  {}\n", "lab", "target", "solution", "95% interval", "proposed", "note");
   int failures = 0;
-  std::vector<std::pair<const LabEntry*, double>> proposals;
+  std::vector<std::pair<const LabEntry*, GpuTarget>> proposals;
   for (const LabEntry& lab : selected) {
     fmt::print(stderr, "grading {} (solution) ...\n", lab.id);
     judge::Options jo;
@@ -107,7 +101,7 @@ int run_calibrate(const CalibrateOptions& o) {
     } catch (const std::exception& e) {
       r = {{"verdict", verdict::kKitError}, {"message", e.what()}};
     }
-    const double current = load_lab_spec(lab.lab_json).target_speedup;
+    const double current = load_lab_spec(lab.lab_json).target_for(gpu).target_speedup;
     const json t = r.value("timing", json::object());
     const std::string v = r.value("verdict", "");
     if (v != "passed" || !t.value("measured", false)) {
@@ -128,16 +122,32 @@ int run_calibrate(const CalibrateOptions& o) {
     const std::string note = current > low ? "the current target is above what the solution surely reaches" : "";
     fmt::print("{:<20} {:>7.2f}x {:>8.2f}x   [{:>6.3f}, {:>6.3f}] {:>8.2f}x  {}\n", lab.id, current, s, low, high,
                target, note);
-    proposals.push_back({&lab, target});
+    GpuTarget g;
+    g.gpu = gpu;
+    g.target_speedup = target;
+    g.solution_speedup = s;
+    g.solution_low = low;
+    g.solution_high = high;
+    g.batch = r.value("batch", 0);
+    g.margin = o.margin;
+    g.driver = r.value("device", json::object()).value("driver", "");
+    g.date = today();
+    proposals.push_back({&lab, g});
   }
   if (o.write) {
-    for (const auto& [lab, target] : proposals) {
-      const double before = load_lab_spec(lab->lab_json).target_speedup;
-      write_target(lab->lab_json, target);
-      fmt::print("wrote {}: target_speedup {:.2f} -> {:.2f}\n", lab->lab_json.string(), before, target);
+    for (const auto& [lab, g] : proposals) {
+      const double before = load_lab_spec(lab->lab_json).target_for(gpu).target_speedup;
+      write_gpu_target(lab->lab_json, g);
+      fmt::print("wrote {}: targets_by_gpu[\"{}\"] target_speedup {:.2f} -> {:.2f}\n", lab->lab_json.string(), gpu,
+                 before, g.target_speedup);
+      if (o.make_default) {
+        write_default_target(lab->lab_json, g.target_speedup);
+        fmt::print("wrote {}: default target_speedup {:.2f}\n", lab->lab_json.string(), g.target_speedup);
+      }
     }
   } else if (!proposals.empty()) {
-    fmt::print("\nNothing written. `labkit calibrate --write` sets these targets in labs/*/lab.json.\n");
+    fmt::print("\nNothing written. `labkit calibrate --write` records these targets for {} in labs/*/lab.json "
+               "(targets_by_gpu).\n", gpu);
   }
   return failures ? exit_code::kFail : exit_code::kPass;
 }
@@ -150,7 +160,9 @@ void add_calibrate(CLI::App& app, int& status) {
   cmd->add_option("labs", o->labs, "lab ids (default: every solution)");
   cmd->add_option("--margin", o->margin, "fraction of the solution's log-speedup kept in reserve")
       ->check(CLI::Range(0.0, 0.9));
-  cmd->add_flag("--write", o->write, "write the proposed targets into labs/*/lab.json");
+  cmd->add_flag("--write", o->write, "record the proposed targets for this GPU model in labs/*/lab.json (targets_by_gpu)");
+  cmd->add_flag("--default", o->make_default, "with --write: also make them the target of GPUs without a calibration")
+      ->needs("--write");
   cmd->add_option("--batch", o->batch, "batch size of the grading shapes")->check(CLI::Range(1, 10000));
   cmd->add_option("--timeout", o->timeout_s, "seconds per solution")->check(CLI::Range(2.0, 86400.0));
   cmd->callback([o, &status] {

@@ -69,8 +69,9 @@ void timing(html::Page& page, const json& r) {
   }
   page.heading(2, "Timing", "timing-section");
   page.table(table);
-  page.paragraph(fmt::format("Geometric mean speedup {:.2f}x, 95% interval [{:.3f}, {:.3f}]; target {:.2f}x.",
-                             num(t, "speedup"), num(t, "speedup_low"), num(t, "speedup_high"), num(t, "target_speedup")));
+  page.paragraph(fmt::format("Geometric mean speedup {:.2f}x, 95% interval [{:.3f}, {:.3f}]; target {:.2f}x{}.",
+                             num(t, "speedup"), num(t, "speedup_low"), num(t, "speedup_high"), num(t, "target_speedup"),
+                             str(t, "target_source").empty() ? "" : " (" + str(t, "target_source") + ")"));
 }
 
 void evidence(html::Page& page, const json& r) {

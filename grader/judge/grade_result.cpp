@@ -59,7 +59,7 @@ nlohmann::json to_json(const GradeResult& r) {
       {"cases", cases},
       {"timing", {{"measured", r.timed}, {"shapes", timing}, {"speedup", r.speedup},
                   {"speedup_low", r.speedup_low}, {"speedup_high", r.speedup_high},
-                  {"target_speedup", r.target_speedup}}},
+                  {"target_speedup", r.target_speedup}, {"target_source", r.target_source}}},
       {"evidence", {{"ok", r.evidence.ok}, {"kernels", r.evidence.kernels}, {"patterns", findings},
                     {"text", evidence::format_report(r.evidence)},
                     {"host", host}}},

@@ -112,7 +112,7 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   // between its calls cannot slow the baseline's host side (labkit/cpu_partition.h).
   const CpuPartition cpus = split_cpus();
   r.sandbox = opt.evidence_only ? "" : sandbox::describe(opt.sandbox, opt.probe, cpus.describe());
-  const LabSpec spec = load_lab_spec(lab.lab_json, lab.id);
+  LabSpec spec = load_lab_spec(lab.lab_json, lab.id);
   r.title = spec.title;
   r.kind = to_string(spec.kind);
   r.precision = to_string(spec.precision);
@@ -141,6 +141,11 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   }
   const DeviceInfo d = device_info();
   r.device = d.name;
+  // The target of this GPU model where lab.json has one (labkit calibrate --write), and why.
+  const ChosenTarget chosen = spec.target_for(d.name);
+  spec.target_speedup = chosen.target_speedup;
+  r.target_speedup = chosen.target_speedup;
+  r.target_source = chosen.why;
   r.driver = fmt::format("{}.{}", d.driver_version / 1000, (d.driver_version % 1000) / 10);
   r.peak_sm_clock_mhz = d.peak_sm_clock_mhz;
   r.max_sm_clock_mhz = read_sm_clock().max_sm_mhz;

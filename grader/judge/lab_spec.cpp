@@ -58,7 +58,7 @@ constexpr std::pair<const char*, HostEvidence> kHostEvidence[] = {
     {"streams", HostEvidence::streams}, {"no_extra_memory", HostEvidence::no_extra_memory}};
 
 const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision", "timed",
-                                     "target_speedup", "correctness_share", "evidence",
+                                     "target_speedup", "targets_by_gpu", "correctness_share", "evidence",
                                      "host_evidence", "hints", "map", "network_accuracy"};
 
 }  // namespace
@@ -68,6 +68,21 @@ const char* to_string(Precision p) { return p == Precision::fp32 ? "fp32" : "fp1
 const char* to_string(TimedRegion t) { return t == TimedRegion::op ? "op" : "layer"; }
 const char* to_string(HostEvidence h) {
   return h == HostEvidence::streams ? "streams" : "no_extra_memory";
+}
+
+ChosenTarget LabSpec::target_for(const std::string& gpu) const {
+  for (const GpuTarget& t : targets_by_gpu)
+    if (t.gpu == gpu) {
+      std::string why = fmt::format("calibrated for {}", gpu);
+      if (!t.date.empty()) why += " on " + t.date;
+      if (t.solution_speedup > 0) why += fmt::format(" (instructor solution {:.2f}x)", t.solution_speedup);
+      return {t.target_speedup, true, why};
+    }
+  std::string known;
+  for (const GpuTarget& t : targets_by_gpu) known += (known.empty() ? "" : ", ") + t.gpu;
+  return {target_speedup, false,
+          known.empty() ? fmt::format("lab.json's target: no calibration for {}", gpu)
+                        : fmt::format("lab.json's default target: no calibration for {} (calibrated: {})", gpu, known)};
 }
 
 LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
@@ -97,6 +112,30 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
   s.timed = r.choice("timed", kRegions);
   s.target_speedup = r.number("target_speedup", 1.0001, 1e6, "a number above 1");
   s.correctness_share = r.number("correctness_share", 0, 1, "a number from 0 to 1");
+  if (root.contains("targets_by_gpu")) {
+    const json& t = root.at("targets_by_gpu");
+    if (!t.is_object()) r.fail("\"targets_by_gpu\" must be an object {\"<GPU name>\": {\"target_speedup\": ...}}");
+    for (const auto& [gpu, value] : t.items()) {
+      const std::string where = fmt::format("targets_by_gpu[\"{}\"]", gpu);
+      if (!value.is_object()) r.fail(where + " must be an object with \"target_speedup\"");
+      static const std::set<std::string> keys = {"target_speedup", "solution_speedup", "solution_low", "solution_high",
+                                                 "batch", "margin", "driver", "date"};
+      for (const auto& [key, _] : value.items())
+        if (!keys.contains(key)) r.fail(fmt::format("{}: unknown key \"{}\"", where, key));
+      const Reader g{file, value};
+      GpuTarget gt;
+      gt.gpu = gpu;
+      if (!value.contains("target_speedup")) r.fail(where + " has no \"target_speedup\"");
+      gt.target_speedup = g.number("target_speedup", 1.0001, 1e6, "a number above 1");
+      for (auto [key, field] : {std::pair{"solution_speedup", &gt.solution_speedup}, {"solution_low", &gt.solution_low},
+                                {"solution_high", &gt.solution_high}, {"margin", &gt.margin}})
+        if (value.contains(key)) *field = g.number(key, 0, 1e6, "a number");
+      if (value.contains("batch")) gt.batch = static_cast<int>(g.number("batch", 1, 1e6, "a positive integer"));
+      if (value.contains("driver")) gt.driver = g.string("driver");
+      if (value.contains("date")) gt.date = g.string("date");
+      s.targets_by_gpu.push_back(gt);
+    }
+  }
 
   const json& ev = r.member("evidence");
   if (!ev.is_array()) r.fail("\"evidence\" must be an array of patterns (may be empty)");

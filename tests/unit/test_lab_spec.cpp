@@ -65,3 +65,73 @@ TEST_CASE("mistakes are named") {
   CHECK(map_lab.map.dimx == 4);
   CHECK(map_lab.map.niterations == 4);
 }
+
+TEST_CASE("targets_by_gpu: the target of the GPU model grading, else the default, and why") {
+  const auto spec = labkit::load_lab_spec(write(replace(kGood, R"("target_speedup": 1.8,)",
+      R"("target_speedup": 1.8, "targets_by_gpu": {
+        "NVIDIA H100 80GB HBM3": {"target_speedup": 1.05, "solution_speedup": 1.08, "date": "2026-11-25"},
+        "NVIDIA H200": {"target_speedup": 1.25}},)")));
+  REQUIRE(spec.targets_by_gpu.size() == 2);
+  const auto h100 = spec.target_for("NVIDIA H100 80GB HBM3");
+  CHECK(h100.calibrated);
+  CHECK(h100.target_speedup == doctest::Approx(1.05));
+  CHECK(h100.why == "calibrated for NVIDIA H100 80GB HBM3 on 2026-11-25 (instructor solution 1.08x)");
+  CHECK(spec.target_for("NVIDIA H200").target_speedup == doctest::Approx(1.25));
+  const auto other = spec.target_for("NVIDIA A100-SXM4-40GB");
+  CHECK_FALSE(other.calibrated);
+  CHECK(other.target_speedup == doctest::Approx(1.8));
+  CHECK(other.why == "lab.json's default target: no calibration for NVIDIA A100-SXM4-40GB "
+                     "(calibrated: NVIDIA H100 80GB HBM3, NVIDIA H200)");
+  CHECK(labkit::load_lab_spec(write(kGood)).target_for("X").why == "lab.json's target: no calibration for X");
+
+  CHECK(error_of(replace(kGood, R"("target_speedup": 1.8,)", R"("target_speedup": 1.8, "targets_by_gpu": [],)"))
+            .find("\"targets_by_gpu\" must be an object") != std::string::npos);
+  CHECK(error_of(replace(kGood, R"("target_speedup": 1.8,)",
+                         R"("target_speedup": 1.8, "targets_by_gpu": {"G": {"solution_speedup": 2}},)"))
+            .find("targets_by_gpu[\"G\"] has no \"target_speedup\"") != std::string::npos);
+  CHECK(error_of(replace(kGood, R"("target_speedup": 1.8,)",
+                         R"("target_speedup": 1.8, "targets_by_gpu": {"G": {"target_speedup": 2, "targt": 1}},)"))
+            .find("targets_by_gpu[\"G\"]: unknown key \"targt\"") != std::string::npos);
+  CHECK(error_of(replace(kGood, R"("target_speedup": 1.8,)",
+                         R"("target_speedup": 1.8, "targets_by_gpu": {"G": {"target_speedup": 0.9}},)"))
+            .find("target_speedup") != std::string::npos);
+}
+
+TEST_CASE("write_gpu_target adds, replaces and sorts one line per GPU and keeps the rest of the file") {
+  const std::string layout = "{\n  \"id\": \"03-tiling\",\n  \"title\": \"Tiling\",\n  \"points\": 2,\n"
+                             "  \"kind\": \"conv\",\n  \"precision\": \"fp32\",\n  \"timed\": \"op\",\n"
+                             "  \"target_speedup\": 1.8,\n  \"correctness_share\": 0.5,\n  \"evidence\": []\n}\n";
+  const auto file = write(layout);
+  labkit::GpuTarget h200{"NVIDIA H200", 1.254, 1.33, 1.31, 1.35, 0.2, 1000, "13.0", "2026-11-25"};
+  labkit::write_gpu_target(file, h200);
+  const auto text = [&] {
+    std::ifstream in(file);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(text() == replace(layout, "  \"target_speedup\": 1.8,\n",
+                          "  \"target_speedup\": 1.8,\n  \"targets_by_gpu\": {\n"
+                          "    \"NVIDIA H200\": {\"target_speedup\": 1.25, \"solution_speedup\": 1.33, "
+                          "\"solution_low\": 1.31, \"solution_high\": 1.35, \"batch\": 1000, \"margin\": 0.2, "
+                          "\"driver\": \"13.0\", \"date\": \"2026-11-25\"}\n  },\n"));
+  labkit::GpuTarget h100{"NVIDIA H100 80GB HBM3", 1.05, 1.08, 0, 0, 0, 0, "", ""};
+  labkit::write_gpu_target(file, h100);
+  h200.target_speedup = 1.3;
+  labkit::write_gpu_target(file, h200);  // replaced, not added
+  const auto spec = labkit::load_lab_spec(file);
+  REQUIRE(spec.targets_by_gpu.size() == 2);
+  CHECK(spec.targets_by_gpu[0].gpu == "NVIDIA H100 80GB HBM3");
+  CHECK(spec.target_for("NVIDIA H200").target_speedup == doctest::Approx(1.3));
+  CHECK(spec.target_for("NVIDIA H100 80GB HBM3").target_speedup == doctest::Approx(1.05));
+  CHECK(text().find("\"NVIDIA H100 80GB HBM3\": {\"target_speedup\": 1.05, \"solution_speedup\": 1.08},\n") !=
+        std::string::npos);
+  CHECK(spec.target_speedup == doctest::Approx(1.8));
+  labkit::write_default_target(file, 1.3);
+  CHECK(labkit::load_lab_spec(file).target_speedup == doctest::Approx(1.3));
+  CHECK(labkit::load_lab_spec(file).targets_by_gpu.size() == 2);
+
+  // A target the lab.json rules refuse leaves the file as it was.
+  const std::string before = text();
+  h100.target_speedup = 0.5;
+  CHECK_THROWS_AS(labkit::write_gpu_target(file, h100), labkit::LabSpecError);
+  CHECK(text() == before);
+}

@@ -105,6 +105,7 @@ struct GradeResult {
   bool timed = false;
   double speedup = 0, speedup_low = 0, speedup_high = 0;  // geometric mean over shapes
   double target_speedup = 0;
+  std::string target_source;  // which target and why: "calibrated for <GPU> ...", or the default
   evidence::Report evidence;
   std::vector<HostEvidenceReport> host_evidence;
   Score score;

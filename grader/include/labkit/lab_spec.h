@@ -9,7 +9,13 @@
 //       kind               "conv" (the three-phase conv API) or "map" (the elementwise API)
 //       precision          "fp32" or "fp16": picks the tolerance (docs/grading.md)
 //       timed              "op" (conv_forward_gpu alone) or "layer" (prolog + op + epilog)
-//       target_speedup     > 1: the speedup over the baseline that earns the full performance part
+//       target_speedup     > 1: the speedup over the baseline that earns the full performance part,
+//                          on a GPU that targets_by_gpu does not name
+//       targets_by_gpu     optional {"<GPU name as CUDA reports it>": {"target_speedup": > 1, and
+//                          what `labkit calibrate --write` measured: "solution_speedup",
+//                          "solution_low", "solution_high", "batch", "margin", "driver", "date"}}:
+//                          the target on that model (the same solution runs 1.07x on an H100 and
+//                          1.30x on an H200); target_for() picks it
 //       correctness_share  in [0, 1]: the part of `points` a correct result earns by itself
 //       evidence           array of PTX patterns (labkit/evidence.h), may be empty
 //       host_evidence      optional array: "streams" (>= 2 streams with overlap),
@@ -59,6 +65,23 @@ struct NetworkAccuracy {
   int images = 10000;
 };
 
+// One GPU model's calibrated target (lab.json's targets_by_gpu).
+struct GpuTarget {
+  std::string gpu;
+  double target_speedup = 0;
+  double solution_speedup = 0, solution_low = 0, solution_high = 0, margin = 0;  // 0: not recorded
+  int batch = 0;
+  std::string driver, date;
+};
+
+// The target used on one GPU, and why (for the report: "calibrated for NVIDIA H100 80GB HBM3
+// on 2026-11-25 (solution 1.08x)", or "lab.json's default: no calibration for <gpu>").
+struct ChosenTarget {
+  double target_speedup = 0;
+  bool calibrated = false;
+  std::string why;
+};
+
 struct LabSpec {
   std::filesystem::path file;
   std::string id, title;
@@ -67,15 +90,27 @@ struct LabSpec {
   Precision precision = Precision::fp32;
   TimedRegion timed = TimedRegion::op;
   double target_speedup = 2;
+  std::vector<GpuTarget> targets_by_gpu;
   double correctness_share = 0.5;
   std::vector<evidence::Pattern> evidence;
   std::vector<HostEvidence> host_evidence;
   std::string hint_correctness, hint_performance, hint_evidence;
   MapWorkload map;
   std::optional<NetworkAccuracy> network_accuracy;
+
+  // The calibrated target of `gpu` (exact name), else target_speedup.
+  ChosenTarget target_for(const std::string& gpu) const;
 };
 
 // Reads and validates FILE. `expected_id`, when given, must equal the "id" key (the folder name).
 LabSpec load_lab_spec(const std::filesystem::path& file, const std::string& expected_id = {});
+
+// `labkit calibrate --write` (grader/judge/lab_spec_write.cpp): the file is edited as text, its
+// layout kept; targets_by_gpu holds one GPU per line, sorted, and the GPU's line is replaced or
+// added (after the top-level target_speedup when the block is new). The result must load as a
+// lab.json, else the old text is put back and LabSpecError says why.
+void write_gpu_target(const std::filesystem::path& file, const GpuTarget& target);
+// Replaces the top-level target_speedup (the target of GPUs without a calibration).
+void write_default_target(const std::filesystem::path& file, double target);
 
 }  // namespace labkit
