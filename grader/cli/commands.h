@@ -15,6 +15,7 @@ void add_report(CLI::App& app, int& status);    // milestone tables of the netwo
 void add_bulk(CLI::App& app, int& status);      // Slurm bulk grading of a class: submit, collect (bulk.cpp)
 void add_profile(CLI::App& app, int& status);   // Nsight Compute summary: lab vs baseline kernels
 void add_calibrate(CLI::App& app, int& status); // propose target_speedup from the solutions
+void add_sweep(CLI::App& app, int& status);     // one lab built with each value of a constant, graded and timed
 void add_dist(CLI::App& app, int& status);      // export the student distribution
 
 }  // namespace labkit::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   labkit::cli::add_bulk(app, status);
   labkit::cli::add_profile(app, status);
   labkit::cli::add_calibrate(app, status);
+  labkit::cli::add_sweep(app, status);
   labkit::cli::add_dist(app, status);
   try {
     app.parse(argc, argv);

@@ -27,7 +27,11 @@
 
 namespace {
 
-constexpr int TILE = 16;  // output patch side: TILE x TILE threads per block
+// TILE is a macro rather than a constexpr int so that `labkit sweep` can rebuild this file with
+// other values (-DTILE=8); the default stays 16.
+#ifndef TILE
+#define TILE 16  // output patch side: TILE x TILE threads per block (labkit sweep 03-tiling --param TILE=8,16,32)
+#endif
 
 __global__ void conv_tiled_kernel(float* output, const float* input, const float* mask,
                                   const int M, const int C, const int H, const int W, const int K,

@@ -34,7 +34,11 @@ namespace {
 
 constexpr int kThreads = 256;  // threads per block
 constexpr int MT = 16;         // maps per block tile (conv2 has 16; conv1's 4 leave 12 rows idle)
-constexpr int TN = 256;        // columns per block tile
+// TN is a macro rather than a constexpr int so that `labkit sweep` can rebuild this file with
+// other values (-DTN=512); the default stays 256.
+#ifndef TN
+#define TN 256                 // columns per block tile (labkit sweep 06-fusion --param TN=256,512,1024)
+#endif
 [[maybe_unused]] constexpr int kMaxSharedBytes = 48 * 1024;  // what a block may use without an opt-in
 
 // col_base(col) of the comment above. For col < N only: past N there is no image b.

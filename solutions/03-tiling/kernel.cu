@@ -26,7 +26,11 @@
 
 namespace {
 
-constexpr int TILE = 16;              // output patch side: TILE x TILE threads per block
+// TILE is a macro rather than a constexpr int so that `labkit sweep` can rebuild this file with
+// other values (-DTILE=8); the default stays 16.
+#ifndef TILE
+#define TILE 16  // output patch side: TILE x TILE threads per block (labkit sweep 03-tiling --param TILE=8,16,32)
+#endif
 constexpr int kMaxSharedBytes = 48 * 1024;  // what any block may use without an opt-in
 
 template <int MG>

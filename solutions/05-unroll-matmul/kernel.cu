@@ -30,7 +30,12 @@
 
 namespace {
 
-constexpr std::size_t kSegmentBytes = 512u << 20;  // unrolled matrix per segment (workspace)
+// The segment size is a macro rather than a constexpr so that `labkit sweep` can rebuild this
+// file with other values (-DSEGMENT_MIB=32); the default stays 512 MiB.
+#ifndef SEGMENT_MIB
+#define SEGMENT_MIB 512  // MiB of X per segment (labkit sweep 05-unroll-matmul --param SEGMENT_MIB=32,64,128,256,512)
+#endif
+constexpr std::size_t kSegmentBytes = std::size_t(SEGMENT_MIB) << 20;  // unrolled matrix per segment (workspace)
 constexpr int kBlock = 256;                       // columns (threads) per block
 constexpr int TK = 32;                            // rows of X per shared-memory tile of A
 

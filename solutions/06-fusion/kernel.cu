@@ -25,7 +25,7 @@
 //   shape             threads  MT maps  RM x RN   TN columns   shared (K = 7, C*K*K = 196)
 //   M <= 4   (conv1)    128       4      4 x 8       1024       X 28 KiB + A 0.8 KiB (C = 1)
 //   M <= 8              256       8      8 x 4       1024       X 28 KiB + A  6 KiB
-//   M >  8   (conv2)    256      16      8 x 4        512       X 14 KiB + A 12 KiB
+//   M >  8   (conv2)    256      16      8 x 4        512       X 14 KiB + A 12 KiB   (TN below)
 #include <climits>
 #include <stdexcept>
 #include <string>
@@ -38,6 +38,19 @@
 namespace {
 
 constexpr int kMaxSharedBytes = 48 * 1024;  // what a block may use without an opt-in
+
+// conv2's columns per block (the table's last row) come from the macro TN so that `labkit sweep`
+// can rebuild this file with other values (-DTN=256); the default stays 512. 256 threads and
+// MT = 16 throughout: TN 256 is the skeleton's 4 x 4 register tile, 512 is 8 x 4, 1024 is 8 x 8.
+#ifndef TN
+#define TN 512  // labkit sweep 06-fusion --param TN=256,512,1024
+#endif
+constexpr int kConv2Columns = TN;
+#undef TN  // from here on TN is Tile's member (T::TN), as in the comments
+static_assert(kConv2Columns == 256 || kConv2Columns == 512 || kConv2Columns == 1024,
+              "06-fusion: TN (conv2's columns per block) must be 256, 512 or 1024");
+constexpr int kConv2RM = kConv2Columns == 256 ? 4 : 8;    // maps per thread
+constexpr int kConv2RN = kConv2Columns == 1024 ? 8 : 4;  // columns per thread
 
 // The block tile and the thread tile (see the table above).
 template <int THREADS, int MT_, int RM_, int RN_>
@@ -180,7 +193,7 @@ void labkit::conv_forward_gpu(float* device_output, const float* device_input,
   } else if (shape.M <= 8) {
     launch<Tile<256, 8, 8, 4>>(device_output, device_input, device_mask, shape);
   } else {
-    launch<Tile<256, 16, 8, 4>>(device_output, device_input, device_mask, shape);
+    launch<Tile<256, 16, kConv2RM, kConv2RN>>(device_output, device_input, device_mask, shape);  // 8 x 4 by default
   }
 }
 
