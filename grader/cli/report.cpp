@@ -2,9 +2,10 @@
 // lab's conv for each batch size, each run in its own child process (the lab's grading executable
 // with --network, or labkit-network for the baseline, the CPU reference and cuDNN), and prints
 // the tables (labkit/milestone.h). --compare sets baseline, every conv solution and cuDNN side by
-// side and draws the chart. --from draws the same tables from a report saved with --format json
-// (no GPU needed); --html writes them, the chart and how they were measured as a web page
-// (labkit/pages.h), from the same in-memory Report as the text.
+// side and draws the chart. --course prints the course's table instead (labkit/course.h: conv1 +
+// conv2 at batch 10000 against 06-fusion's solution). --from draws the same tables from a report
+// saved with --format json (no GPU needed); --html writes them, the chart and how they were
+// measured as a web page (labkit/pages.h), from the same in-memory Report as the text.
 #include <fmt/core.h>
 
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "labkit/course.h"
 #include "labkit/exit_codes.h"
 #include "labkit/html.h"
 #include "labkit/lab_spec.h"
@@ -41,7 +43,10 @@ struct ReportOptions {
   std::vector<std::string> labs;
   bool solution = false, solutions = false, tests = false, baseline = false, cpu = false, cudnn = false;
   bool compare = false;
+  bool course = false;                         // the course's table (labkit/course.h)
+  std::string course_reference = "06-fusion";  // the lab whose instructor solution is its reference
   std::vector<int> batches{100, 1000, 10000};
+  bool batches_given = false;
   std::string format = "md";
   std::string output, svg, html, from;
   std::string data = LABKIT_DATASET_DIR, model = LABKIT_MODEL_DIR;
@@ -108,7 +113,49 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
       return {};
     }
   }
+  if (o.course && !out.empty()) {  // the reference runs beside what was asked for, first
+    auto it = std::find_if(registry.begin(), registry.end(),
+                           [&](const LabEntry& l) { return l.role == "solution" && l.id == o.course_reference; });
+    if (it == registry.end() || it->kind != "conv") {
+      error = fmt::format("--course-reference {}: {}", o.course_reference,
+                          it == registry.end() ? "no instructor solution of that name in this build (a student copy has "
+                                                 "none; `labkit list` shows the labs)"
+                                               : "not a conv lab: the course compares conv implementations");
+      return {};
+    }
+    if (std::none_of(out.begin(), out.end(), [&](const Subject& s) { return s.name == label(*it); }))
+      out.insert(out.begin(), Subject{label(*it), lab_argv(*it), layer_timed(*it)});
+  }
   return out;
+}
+
+// --course on a saved report: keeps the batches asked for (10000 unless --batches) and checks that
+// the reference is among its rows. Throws std::runtime_error naming the file and what it lacks.
+void select_course(ms::Report& report, const ReportOptions& o) {
+  const std::string ref = ms::solution_row(o.course_reference);
+  std::string held, names;
+  for (int b : report.batches) held += (held.empty() ? "" : ", ") + std::to_string(b);
+  std::vector<std::size_t> keep;
+  for (int b : o.batches) {
+    auto it = std::find(report.batches.begin(), report.batches.end(), b);
+    if (it == report.batches.end())
+      throw std::runtime_error(fmt::format("{}: no runs at batch {} (it holds batch {}): pass --batches with one of those",
+                                           o.from, b, held));
+    keep.push_back(static_cast<std::size_t>(it - report.batches.begin()));
+  }
+  for (auto& row : report.runs) {
+    std::vector<ms::Entry> kept;
+    for (std::size_t k : keep) kept.push_back(row.at(k));
+    row = std::move(kept);
+    if (!row.empty()) names += (names.empty() ? "" : ", ") + row.front().name;
+  }
+  report.batches = o.batches;
+  if (std::none_of(report.runs.begin(), report.runs.end(),
+                   [&](const auto& row) { return !row.empty() && row.front().name == ref; }))
+    throw std::runtime_error(fmt::format("{}: no run of {}, the course's reference (it holds: {}); --course-reference "
+                                         "LAB names another lab whose instructor solution it holds",
+                                         o.from, ref, names));
+  report.course_reference = ref;
 }
 
 // One run in a child: its JSON, or the reason it has none.
@@ -232,12 +279,22 @@ int run_report(const ReportOptions& o) {
     }
     report = ms::read_report(o.from);
     report.compare = o.compare;  // the saved runs, laid out as asked (either form holds every run)
+    if (o.course) {
+      try {
+        select_course(report, o);
+      } catch (const std::runtime_error& e) {
+        fmt::print(stderr, "labkit report: {}\n", e.what());
+        return exit_code::kUsage;
+      }
+    }
   } else {
     status = run_all(o, report);
     if (status != exit_code::kPass && status != exit_code::kFail) return status;
+    if (o.course) report.course_reference = ms::solution_row(o.course_reference);
   }
 
-  if (report.compare) {
+  // The chart: with --compare; with --course only when --svg asks for it.
+  if (o.course ? !o.svg.empty() && !report.runs.empty() : report.compare) {
     std::vector<ms::Entry> last;
     for (const auto& row : report.runs) last.push_back(row.back());
     const std::string svg_path = o.svg.empty() ? "report-compare.svg" : o.svg;
@@ -268,10 +325,16 @@ void add_report(CLI::App& app, int& status) {
   cmd->add_flag("--cpu", o->cpu, "the CPU reference conv (no GPU needed; slow at batch 10000)");
   cmd->add_flag("--cudnn", o->cudnn, "cuDNN's conv");
   cmd->add_flag("--compare", o->compare, "one table per batch across baseline, every conv solution and cuDNN, and an SVG chart");
-  cmd->add_option("--batches", o->batches, "batch sizes")->delimiter(',')->check(CLI::Range(1, 1000000));
+  auto* batches = cmd->add_option("--batches", o->batches, "batch sizes (default 100,1000,10000; with --course 10000)")
+                      ->delimiter(',')->check(CLI::Range(1, 1000000));
+  cmd->add_flag("--course", o->course, "the course's table instead: conv1 + conv2 Op Time of each implementation "
+                                       "against the --course-reference solution, at batch 10000");
+  cmd->add_option("--course-reference", o->course_reference, "the lab whose instructor solution --course compares "
+                                                             "against")->capture_default_str();
   cmd->add_option("--format", o->format, "md, csv, tex or json")->check(CLI::IsMember({"md", "csv", "tex", "json"}));
   cmd->add_option("--output", o->output, "also write the tables to this file");
-  cmd->add_option("--svg", o->svg, "where --compare writes its chart (default report-compare.svg)");
+  cmd->add_option("--svg", o->svg, "where --compare writes its chart (default report-compare.svg; with --course, "
+                                   "a chart only when this is given)");
   cmd->add_option("--html", o->html, "also write the report as one self-contained web page: tables, chart, GPU, method");
   cmd->add_option("--from", o->from, "draw a report saved with --format json instead of running anything (no GPU needed)")
       ->check(CLI::ExistingFile);
@@ -280,7 +343,9 @@ void add_report(CLI::App& app, int& status) {
   cmd->add_option("--op-repeats", o->op_repeats, "timed calls per layer after the program's own, for the Op Time median")
       ->check(CLI::Range(0, 1000))->capture_default_str();
   cmd->add_option("--timeout", o->timeout_s, "seconds per run before it is stopped")->check(CLI::Range(2.0, 86400.0));
-  cmd->callback([o, &status] {
+  cmd->callback([o, batches, &status] {
+    o->batches_given = batches->count() > 0;
+    if (o->course && !o->batches_given) o->batches = {10000};
     try {
       status = run_report(*o);
     } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 // milestone.cpp — tables and chart of `labkit report` (see labkit/milestone.h).
 #include "labkit/milestone.h"
 
+#include "labkit/course.h"
 #include "labkit/text_escape.h"
 
 #include <fmt/core.h>
@@ -111,7 +112,11 @@ struct Table {
   }
 };
 
-json entries_json(const std::vector<Entry>& rows) {
+double conv_total(const network::RunResult& r) { return r.conv[0].op_ms + r.conv[1].op_ms; }
+
+}  // namespace
+
+json runs_json(const std::vector<Entry>& rows) {
   json out = json::array();
   for (const Entry& e : rows) {
     json j = e.run ? network::to_json(*e.run) : json{{"error", e.error}};
@@ -123,9 +128,7 @@ json entries_json(const std::vector<Entry>& rows) {
   return out;
 }
 
-double conv_total(const network::RunResult& r) { return r.conv[0].op_ms + r.conv[1].op_ms; }
-
-}  // namespace
+std::string render_cells(const Cells& c, Format f) { return Table{c.header, c.rows}.render(f, c.caption); }
 
 // The first GPU run's device, for captions: every run of a report is on one machine.
 std::string device_of(const std::vector<Entry>& rows) {
@@ -143,9 +146,8 @@ Format parse_format(const std::string& name) {
 }
 
 std::string milestone_table(const std::string& name, const std::vector<Entry>& rows, Format f) {
-  if (f == Format::json) return json{{"name", name}, {"runs", entries_json(rows)}}.dump(2) + "\n";
-  const Cells c = milestone_cells(name, rows, f == Format::csv);
-  return Table{c.header, c.rows}.render(f, c.caption);
+  if (f == Format::json) return json{{"name", name}, {"runs", runs_json(rows)}}.dump(2) + "\n";
+  return render_cells(milestone_cells(name, rows, f == Format::csv), f);
 }
 
 Cells milestone_cells(const std::string& name, const std::vector<Entry>& rows, bool csv) {
@@ -170,9 +172,8 @@ Cells milestone_cells(const std::string& name, const std::vector<Entry>& rows, b
 }
 
 std::string compare_table(int batch, const std::vector<Entry>& rows, Format f) {
-  if (f == Format::json) return json{{"batch", batch}, {"runs", entries_json(rows)}}.dump(2) + "\n";
-  const Cells c = compare_cells(batch, rows, f == Format::csv);
-  return Table{c.header, c.rows}.render(f, c.caption);
+  if (f == Format::json) return json{{"batch", batch}, {"runs", runs_json(rows)}}.dump(2) + "\n";
+  return render_cells(compare_cells(batch, rows, f == Format::csv), f);
 }
 
 Cells compare_cells(int batch, const std::vector<Entry>& rows, bool csv) {
@@ -259,7 +260,13 @@ std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::st
 std::string render(const Report& r, Format f) {
   const std::string gap = f == Format::json ? "" : "\n";
   std::string text;
-  if (r.compare) {
+  if (!r.course_reference.empty()) {
+    for (std::size_t k = 0; k < r.batches.size(); ++k) {
+      std::vector<Entry> column;
+      for (const auto& row : r.runs) column.push_back(row.at(k));
+      text += course_table(r.batches[k], column, r.course_reference, f) + gap;
+    }
+  } else if (r.compare) {
     for (std::size_t k = 0; k < r.batches.size(); ++k) {
       std::vector<Entry> column;
       for (const auto& row : r.runs) column.push_back(row.at(k));

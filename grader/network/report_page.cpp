@@ -1,12 +1,14 @@
 // report_page.cpp — `labkit report --html` (labkit/pages.h): the milestone report as a page. The
 // cells are milestone_cells/compare_cells, the very strings the Markdown report prints; numbers
-// also carry their value so that a click on a header sorts them as numbers.
+// also carry their value so that a click on a header sorts them as numbers. With --course the
+// page opens with the course's table (labkit/course.h), its vs column sorted by the ratio.
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <set>
 
+#include "labkit/course.h"
 #include "labkit/html.h"
 #include "labkit/pages.h"
 
@@ -42,6 +44,23 @@ html::Table table_of(const ms::Cells& c, const std::string& id) {
       for (const auto& x : r) row.push_back(cell(x));
     }
     t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+// The course's table at one batch: the vs cells sort by the ratio ("1.62x faster" before
+// "2.06x slower"), faster in green, slower in amber (the words say it too).
+html::Table course_table_of(int batch, const std::vector<ms::Entry>& column, const std::string& reference) {
+  html::Table t = table_of(ms::course_cells(batch, column, reference, false), fmt::format("course-{}", batch));
+  const ms::Entry* ref = nullptr;
+  for (const ms::Entry& e : column)
+    if (e.name == reference) ref = &e;
+  for (std::size_t i = 0; i < column.size() && i < t.rows.size(); ++i) {
+    const auto ratio = ms::course_ratio(column[i], ref);
+    if (!ratio || t.rows[i].size() < 5) continue;
+    html::Cell& vs = t.rows[i][4];
+    vs = html::number(vs.text, *ratio);
+    if (&column[i] != ref) vs.tone = *ratio < 1 ? "good" : vs.text.starts_with("same") ? "" : "warn";
   }
   return t;
 }
@@ -106,6 +125,16 @@ std::string report_page(const ms::Report& report, const std::string& saved_from)
   html::Page page("labkit milestone report");
   page.heading(1, "Milestone report");
   context(page, report, saved_from);
+  if (!report.course_reference.empty()) {
+    page.heading(2, "Course comparison", "course");
+    page.paragraph(fmt::format("As the course measures each optimization: the sum of conv1's and conv2's Op Time, "
+                               "against {}'s sum.", report.course_reference));
+    for (std::size_t k = 0; k < report.batches.size(); ++k) {
+      std::vector<ms::Entry> column;
+      for (const auto& row : report.runs) column.push_back(row.at(k));
+      page.table(course_table_of(report.batches[k], column, report.course_reference));
+    }
+  }
   if (report.compare && !report.runs.empty()) {
     std::vector<ms::Entry> last;
     for (const auto& row : report.runs) last.push_back(row.back());

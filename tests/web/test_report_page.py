@@ -5,7 +5,8 @@ The runs are a saved --compare report (fixtures/report-compare.json, the format 
 failed, one graded on Layer Time, the lab runs with their physical floor), drawn by
 `labkit report --from` as Markdown, CSV and a page. Checks what a reader sees: every table with
 the Markdown's rows and cells, numbers equal to the CSV's, the chart with one bar per
-implementation and the floor line, sorting by a click, the GPU, the method, print, no network.
+implementation and the floor line, sorting by a click, the GPU, the method, print, no network;
+and the --course page's table (its ratio column sorted by the ratio).
   usage: test_report_page.py LABKIT FIXTURE OUT_DIR
 """
 import csv
@@ -130,6 +131,23 @@ try:
     printable(b, c, page)
     b.screenshot(os.path.join(out, "report.png"))
     c.check(os.path.getsize(os.path.join(out, "report.png")) > 10000, "report.png not written")
+
+    # --course (labkit/course.h) at batch 100, where one run failed: the Markdown's table, the
+    # ratio column sorted by the ratio (the reference at 1), the failure across its row.
+    course_page = os.path.join(out, "report-course.html")
+    course_md = report("--course", "--batches", "100", "--html", course_page)
+    open_page(b, course_page, c)
+    t = tables(b)
+    (caption, header, rows), = md_tables(course_md)
+    if c.check("course-100" in t, f"no table #course-100 (tables: {sorted(t)})"):
+        c.equal(norm(t["course-100"]["caption"]), norm(caption), "#course-100 caption")
+        c.equal([norm(h) for h in t["course-100"]["header"]], header, "#course-100 columns")
+        for row, want in zip(t["course-100"]["rows"], rows):
+            c.equal(texts(row) + [""] * (len(header) - len(row)), [norm(x) for x in want], f"#course-100 row {want[0]}")
+        vs = header.index("vs 06-fusion (solution)")
+        ref = [r for r in t["course-100"]["rows"] if norm(r[0]["text"]) == "06-fusion (solution)"]
+        c.check(len(ref) == 1 and ref[0][vs]["sort"] == 1, "#course-100: the reference's ratio is 1")
+        check_numeric_sort(b, c, "course-100", "vs 06-fusion (solution)")
 finally:
     b.close()
 c.finish()

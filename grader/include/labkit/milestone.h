@@ -10,7 +10,9 @@
 //   compare_svg        the comparison at one batch as a bar chart (conv1 and conv2 stacked, one
 //                      bar per implementation), with the physical floor of conv1 + conv2 as a
 //                      line where a run recorded it (a lab's conv: the judge computes it)
-//   render             the whole text report of a Report (what `labkit report` prints)
+//   render             the whole text report of a Report (what `labkit report` prints): the
+//                      milestone tables, the comparison per batch (`compare`), or the course
+//                      table per batch (`course_reference` set; labkit/course.h)
 //   read_report        a Report back from a saved `--format json` report (`labkit report --from`)
 //
 // `labkit report --html` (labkit/pages.h report_page) draws its tables from the same Report.
@@ -46,6 +48,9 @@ struct Report {
   std::vector<int> batches;
   std::vector<std::vector<Entry>> runs;
   bool compare = false;  // one table per batch across implementations (else one per implementation)
+  // Set: the course's table per batch (labkit/course.h) against the row of this name, instead of
+  // the tables above (`labkit report --course`).
+  std::string course_reference;
 };
 
 std::string render(const Report& r, Format f);
@@ -64,6 +69,11 @@ struct Cells {
 };
 Cells milestone_cells(const std::string& name, const std::vector<Entry>& rows, bool csv);
 Cells compare_cells(int batch, const std::vector<Entry>& rows, bool csv);
+// Cells as md, csv or tex (json is rendered from the runs: runs_json).
+std::string render_cells(const Cells& c, Format f);
+// The runs as the json format writes them: every field of network_run.h plus name and batch, or
+// {"error"} for a failed run.
+nlohmann::json runs_json(const std::vector<Entry>& rows);
 
 std::string milestone_table(const std::string& name, const std::vector<Entry>& rows, Format f);
 std::string compare_table(int batch, const std::vector<Entry>& rows, Format f);
