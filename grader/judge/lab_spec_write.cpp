@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "labkit/lab_spec.h"
+#include "labkit/text_lines.h"
 
 namespace labkit {
 namespace {
@@ -40,18 +41,6 @@ void replace_checked(const fs::path& file, const std::string& original, const st
     write_text(file, original);
     throw;
   }
-}
-
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t end = text.find('\n', start);
-    lines.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return lines;
 }
 
 std::string join_lines(const std::vector<std::string>& lines) {

@@ -2,6 +2,8 @@
 // (labkit/variant_build.h).
 #include "labkit/variant_build.h"
 
+#include "labkit/text_lines.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -130,12 +132,7 @@ Recipe extract_recipe(const std::string& text, const std::string& target, const 
 std::vector<std::string> query_inputs(const std::string& text) {
   std::vector<std::string> inputs;
   bool in_inputs = false;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    start = end + 1;
+  for (const std::string& line : split_lines(text)) {
     const std::size_t indent = line.find_first_not_of(' ');
     if (indent == std::string::npos) continue;
     std::string item = line.substr(indent);
@@ -242,17 +239,11 @@ std::vector<Built> build_variants(const Request& q) {
 std::string readable_log(const std::string& text, const std::string& source_root, std::size_t max_lines) {
   std::string root = source_root;
   if (!root.empty() && root.back() != '/') root += '/';
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    start = end + 1;
+  std::vector<std::string> lines = split_lines(text);
+  for (std::string& line : lines) {
     if (root.size() > 1)
       for (std::size_t at; (at = line.find(root)) != std::string::npos;) line.erase(at, root.size());
     if (line.size() > 300) line = line.substr(0, 297) + "...";
-    lines.push_back(std::move(line));
   }
   std::string out;
   for (std::size_t i = 0; i < lines.size() && i < max_lines; ++i) out += lines[i] + "\n";
