@@ -1,5 +1,5 @@
 // A conv lab's timed pairs (conv_timing.h): the harness's side of a pair, the kit's overhead, the
-// Layer Time baseline in the kit's own harness, and a shape measured again.
+// baseline in the kit's own harness, and a shape measured again.
 #include "conv_timing.h"
 
 #include <cuda_runtime_api.h>
@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "labkit/clocks.h"
+#include "labkit/roofline.h"
 #include "labkit/cuda_check.h"
 #include "labkit/stats.h"
 
@@ -27,7 +28,7 @@ double overhead_of(const RemoteLog& log, const RemoteCosts& costs) {
 
 // The lab's side of a timed pair: fresh inputs through the lab's prolog, the judge's L2 flush,
 // the timed request, the epilog, and the check of that call's output. `trusted`: the kit's own
-// harness timing the baseline's layer: the same requests, but its output is neither sent back
+// harness timing the baseline: the same requests, but its output is neither sent back
 // nor checked (nothing of it is graded).
 TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCase& c, L2Flush& flush,
                       const RemoteCosts& costs, RemoteLog& log, bool trusted) {
@@ -90,28 +91,6 @@ TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCas
   }};
 }
 
-// What a timed request costs beyond the reported time and the round trip, per grading shape,
-// measured on the kit's own harness (the baseline behind the lab API) before the lab starts.
-std::vector<double> kit_overheads(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush) {
-  SessionOptions so = ctx.kit_session("conv");
-  so.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  Session kit(so);
-  kit.start();
-  const bool layer = ctx.spec.timed == TimedRegion::layer;
-  std::vector<double> overheads;
-  for (const ConvCase& c : grading) {
-    RemoteCosts costs{median_round_trip(kit), 0};
-    RemoteLog log;
-    const TimedSide side = remote_side(kit, layer, Precision::fp32, c, flush, costs, log);
-    side.sample();  // warm-up
-    log = {};
-    for (int i = 0; i < 5; ++i) side.sample();
-    overheads.push_back(overhead_of(log, costs));
-  }
-  kit.close();
-  return overheads;
-}
-
 namespace {
 
 ShapeTiming time_once(Context& ctx, const ConvCase& c, double overhead, Baselines& base, L2Flush& flush,
@@ -136,6 +115,10 @@ ShapeTiming time_once(Context& ctx, const ConvCase& c, double overhead, Baseline
   st.lab_samples_ms = t.lab_samples;
   st.floor_ms = layer ? 0 : floor_ms(macs, bytes_in, bytes_out);
   check_lab_times(st, log, costs, layer);
+  if (!layer) {
+    if (!ctx.result.peaks) ctx.result.peaks = roofline::device_peaks();
+    st.roofline = roofline::of(macs, bytes_in + bytes_out, st.lab_ms, *ctx.result.peaks, to_string(ctx.spec.precision));
+  }
   return st;
 }
 
@@ -158,28 +141,28 @@ ShapeTiming time_case(Context& ctx, const ConvCase& c, double overhead, const st
   }
 }
 
-struct LayerBaseline::Shape {
+struct KitBaseline::Shape {
   const ConvCase* c = nullptr;
   RemoteCosts costs;
   RemoteLog log;
 };
 
-LayerBaseline::LayerBaseline(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush, Baselines& base)
-    : flush_(flush) {
+KitBaseline::KitBaseline(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush, Baselines& base)
+    : flush_(flush), layer_(ctx.spec.timed == TimedRegion::layer) {
   kit_ = std::make_unique<Session>(ctx.kit_session("conv"));  // the lab's deadline: it lives until the lab is graded
   kit_->start();
   for (const ConvCase& c : grading) {
     auto sh = std::make_unique<Shape>();
     sh->c = &c;
     sh->costs.round_trip_ms = median_round_trip(*kit_);
-    base.add_remote(c.shape, remote_side(*kit_, true, Precision::fp32, c, flush, sh->costs, sh->log, true));
+    base.add_remote(c.shape, remote_side(*kit_, layer_, Precision::fp32, c, flush, sh->costs, sh->log, true));
     shapes_.push_back(std::move(sh));
   }
 }
 
-LayerBaseline::~LayerBaseline() = default;
+KitBaseline::~KitBaseline() = default;
 
-std::vector<double> LayerBaseline::overheads() {
+std::vector<double> KitBaseline::overheads() {
   std::vector<double> out;
   for (auto& sh : shapes_) {
     // The clean samples' first one was their warm-up.
@@ -194,18 +177,18 @@ std::vector<double> LayerBaseline::overheads() {
   return out;
 }
 
-double LayerBaseline::overhead_again(std::size_t i) {
+double KitBaseline::overhead_again(std::size_t i) {
   Shape& sh = *shapes_.at(i);
   sh.log = {};
   // The same requests as the baseline's side of the pairs.
-  const TimedSide side = remote_side(*kit_, true, Precision::fp32, *sh.c, flush_, sh.costs, sh.log, true);
+  const TimedSide side = remote_side(*kit_, layer_, Precision::fp32, *sh.c, flush_, sh.costs, sh.log, true);
   for (int k = 0; k < 5; ++k) side.sample();
   sh.costs.overhead_ms = overhead_of(sh.log, sh.costs);
   sh.log = {};
   return sh.costs.overhead_ms;
 }
 
-void LayerBaseline::close() {
+void KitBaseline::close() {
   if (kit_) kit_->close();
   kit_.reset();
 }

@@ -173,19 +173,15 @@ void grade_conv(Context& ctx) {
   const bool timing = !opt.correctness_only;
   std::unique_ptr<Baselines> base;
   std::unique_ptr<L2Flush> flush;
-  const bool layer = ctx.spec.timed == TimedRegion::layer;
-  std::unique_ptr<LayerBaseline> layer_base;
+  std::unique_ptr<KitBaseline> kit_base;
   std::vector<double> overheads;
   if (timing) {
     flush = std::make_unique<L2Flush>();
     base = std::make_unique<Baselines>(ctx.spec.timed, *flush);
-    if (layer) layer_base = std::make_unique<LayerBaseline>(ctx, grading, *flush, *base);
-    else
-      for (const ConvCase& c : grading) base->add(c.shape, c.input, c.mask);
+    kit_base = std::make_unique<KitBaseline>(ctx, grading, *flush, *base);
     base->time_clean();
-    ctx.phase_done(layer ? "baseline timed alone (its layer in the kit's harness)" : "baseline timed alone");
-    overheads = layer ? layer_base->overheads() : kit_overheads(ctx, grading, *flush);
-    if (!layer) ctx.phase_done("kit harness overhead");
+    overheads = kit_base->overheads();
+    ctx.phase_done("baseline timed alone in the kit's harness, its overhead");
   }
   // The judge's own network run (the baseline's predictions) overlaps the lab's correctness cases:
   // neither is timed, and it took as long as all of them.
@@ -228,10 +224,7 @@ void grade_conv(Context& ctx) {
   for (std::size_t i = 0; i < grading.size(); ++i) {
     RemoteLog log;
     try {
-      const auto again = [&] {
-        return layer ? layer_base->overhead_again(i)
-                     : kit_overheads(ctx, {grading[i]}, *flush).front();
-      };
+      const auto again = [&] { return kit_base->overhead_again(i); };
       result.timing.push_back(time_case(ctx, grading[i], overheads[i], again, *base, *flush, log));
     } catch (TimedCallWrong& w) {
       result.cases.push_back(std::move(w.report));
@@ -265,7 +258,7 @@ void grade_conv(Context& ctx) {
   if (!ctx.spec.host_evidence.empty()) ctx.phase_done("host evidence");
   ctx.harness->close();
   base->check_interference(result);
-  if (layer_base) layer_base->close();
+  kit_base->close();
   ctx.phase_done("baseline timed alone again, harness closed");
 }
 

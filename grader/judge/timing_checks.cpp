@@ -27,10 +27,6 @@ constexpr int kCleanSamples = 5;
 
 struct Baselines::Entry {
   ConvShape shape{};
-  std::vector<float> input, mask;
-  std::unique_ptr<HostArray> in, msk, out;  // layer: the host arrays of every sample
-  std::vector<float> host_out;
-  float *d_out = nullptr, *d_in = nullptr, *d_mask = nullptr;
   std::unique_ptr<DeviceBuffer<float>> pristine, data;  // map
   int dimx = 0, dimy = 0, niterations = 0;
   std::vector<double> clean_ms;
@@ -40,36 +36,7 @@ struct Baselines::Entry {
 
 Baselines::Baselines(TimedRegion timed, L2Flush& flush) : timed_(timed), flush_(flush) {}
 
-Baselines::~Baselines() {
-  for (auto& e : entries_)
-    if (e->d_out) baseline::conv_ops.epilog(e->host_out.data(), e->d_out, e->d_in, e->d_mask, e->shape);
-}
-
-void Baselines::add(const ConvShape& shape, std::span<const float> input, std::span<const float> mask) {
-  auto e = std::make_unique<Entry>();
-  e->shape = shape;
-  e->input.assign(input.begin(), input.end());
-  e->mask.assign(mask.begin(), mask.end());
-  Entry* p = e.get();
-  if (timed_ == TimedRegion::op) {
-    p->host_out.resize(shape.output_size());
-    baseline::conv_ops.prolog(p->host_out.data(), p->input.data(), p->mask.data(), &p->d_out, &p->d_in, &p->d_mask, shape);
-    p->timed = TimedSide::local([p] { baseline::conv_ops.forward(p->d_out, p->d_in, p->d_mask, p->shape); }, {}, flush_);
-  } else {
-    p->in = std::make_unique<HostArray>(input.size(), HostMemory::pinned);
-    p->msk = std::make_unique<HostArray>(mask.size(), HostMemory::pinned);
-    p->out = std::make_unique<HostArray>(shape.output_size(), HostMemory::pinned);
-    std::copy(input.begin(), input.end(), p->in->data());
-    std::copy(mask.begin(), mask.end(), p->msk->data());
-    p->timed = TimedSide::local([p] {
-      float *o = nullptr, *i = nullptr, *m = nullptr;
-      baseline::conv_ops.prolog(p->out->data(), p->in->data(), p->msk->data(), &o, &i, &m, p->shape);
-      baseline::conv_ops.forward(o, i, m, p->shape);
-      baseline::conv_ops.epilog(p->out->data(), o, i, m, p->shape);
-    }, {}, flush_);
-  }
-  entries_.push_back(std::move(e));
-}
+Baselines::~Baselines() = default;
 
 void Baselines::add_remote(const ConvShape& shape, TimedSide side) {
   auto e = std::make_unique<Entry>();

@@ -1,9 +1,9 @@
 // timing_checks.h (judge-private) — the baseline on the judge's side, and what the judge refuses
 // to believe about a lab's times and outputs.
 //
-//   * Baselines: the baseline's prolog done once per grading shape in the judge's own process
-//     (the lab cannot reach it; Layer Time's runs in the kit's own harness instead), its samples
-//     for the pairs, and its "clean" times: measured with
+//   * Baselines: the baseline's side of the pairs, out of the lab's reach (a conv lab's in the kit's
+//     own harness, conv_timing.h; the map lab's in the judge's own process), its samples for the
+//     pairs, and its "clean" times: measured with
 //     no lab process alive, before the lab starts and after it has ended. check_interference()
 //     compares the baseline's times during the pairs with the clean ones: a lab that leaves work
 //     on the GPU to slow the baseline down gets timing-implausible.
@@ -41,8 +41,7 @@ class Baselines {
  public:
   Baselines(TimedRegion timed, L2Flush& flush);
   ~Baselines();
-  void add(const ConvShape& shape, std::span<const float> input, std::span<const float> mask);
-  // A baseline timed elsewhere (Layer Time: in the kit's own harness, conv_timing.h).
+  // A conv baseline timed in the kit's own harness (conv_timing.h).
   void add_remote(const ConvShape& shape, TimedSide side);
   // The map lab's baseline: its in-place workload, restored before every sample.
   void add_map(int dimx, int dimy, int niterations, std::span<const float> input);
