@@ -14,6 +14,7 @@
 #include "grading.h"
 #include "labkit/check.h"
 #include "labkit/clocks.h"
+#include "labkit/roofline.h"
 #include "labkit/cuda_check.h"
 #include "labkit/fixtures.h"
 #include "labkit/map.h"
@@ -194,6 +195,9 @@ ShapeTiming time_once(Context& ctx, const MapCase& grading, double overhead, Bas
   st.lab_samples_ms = t.lab_samples;
   st.floor_ms = floor_ms(0, bytes, bytes);
   check_lab_times(st, log, costs, false);
+  // The map's arithmetic per element is not counted: memory only.
+  if (!ctx.result.peaks) ctx.result.peaks = roofline::device_peaks();
+  st.roofline = roofline::of(0, 2 * bytes, st.lab_ms, *ctx.result.peaks, "fp32");
   return st;
 }
 

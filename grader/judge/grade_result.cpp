@@ -31,6 +31,17 @@ nlohmann::json to_json(const GradeResult& r) {
                       {"lab_wall_ms", t.lab_wall_ms}, {"round_trip_ms", t.round_trip_ms},
                       {"floor_ms", t.floor_ms}, {"baseline_clean_ms", t.base_clean_ms},
                       {"baseline_samples_ms", t.base_samples_ms}, {"lab_samples_ms", t.lab_samples_ms}});
+  for (std::size_t i = 0; i < r.timing.size(); ++i)
+    if (const auto& f = r.timing[i].roofline)
+      timing[i]["roofline"] = {{"gflops", f->gflops}, {"gbps", f->gbps}, {"pct_fp32_peak", f->pct_fp32},
+                               {"pct_tensor_peak", f->pct_tensor}, {"pct_memory_peak", f->pct_memory},
+                               {"floor_ms", f->floor_ms}};
+  json peaks = nullptr;
+  if (r.peaks)
+    peaks = {{"fp32_gflops", 2 * r.peaks->fp32_macs_per_s / 1e9},
+             {"fp16_tensor_gflops", 2 * r.peaks->fp16_tensor_macs_per_s / 1e9},
+             {"tf32_tensor_gflops", 2 * r.peaks->tf32_tensor_macs_per_s / 1e9},
+             {"memory_gbps", r.peaks->bytes_per_s / 1e9}, {"basis", r.peaks->basis}};
   json findings = json::array();
   for (const evidence::Finding& f : r.evidence.findings)
     findings.push_back({{"name", f.pattern.name}, {"regex", f.pattern.regex},
@@ -59,7 +70,8 @@ nlohmann::json to_json(const GradeResult& r) {
       {"cases", cases},
       {"timing", {{"measured", r.timed}, {"shapes", timing}, {"speedup", r.speedup},
                   {"speedup_low", r.speedup_low}, {"speedup_high", r.speedup_high},
-                  {"target_speedup", r.target_speedup}, {"target_source", r.target_source}}},
+                  {"target_speedup", r.target_speedup}, {"target_source", r.target_source},
+                  {"peaks", peaks}}},
       {"evidence", {{"ok", r.evidence.ok}, {"kernels", r.evidence.kernels}, {"patterns", findings},
                     {"text", evidence::format_report(r.evidence)},
                     {"host", host}}},

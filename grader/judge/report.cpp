@@ -49,6 +49,35 @@ void correctness(std::string& out, const json& r) {
   }
 }
 
+// How far each shape's median is from the device's limits (labkit/roofline.h): the distance a
+// speedup over the baseline does not show.
+void roofline(std::string& out, const json& t, const std::string& precision) {
+  const json& peaks = sub(t, "peaks");
+  if (peaks.empty()) return;
+  const std::string tensor_key = precision + "_tensor_gflops";
+  const bool tensor = num(peaks, tensor_key.c_str()) > 0;
+  out += fmt::format("\nRoofline (the lab's median against the GPU's rated peaks: fp32 FMA {:.1f} TFLOP/s{}, memory {:.0f} GB/s)\n",
+                     num(peaks, "fp32_gflops") / 1e3,
+                     tensor ? fmt::format(", {} tensor {:.0f} TFLOP/s", precision, num(peaks, tensor_key.c_str()) / 1e3) : "",
+                     num(peaks, "memory_gbps"));
+  out += fmt::format("  {:<26} {:>9} {:>8} {:>8} {:>9} {:>8} {:>10} {:>11}\n", "shape", "GFLOP/s", "of fp32",
+                     tensor ? "of tensor" : "", "GB/s", "of memory", "floor ms", "lab / floor");
+  for (const json& s : list(t, "shapes")) {
+    const json& f = sub(s, "roofline");
+    if (f.empty()) continue;
+    const bool flops = num(f, "gflops") > 0;
+    const double floor = num(f, "floor_ms");
+    out += fmt::format("  {:<26} {:>9} {:>8} {:>8} {:>9.1f} {:>7.1f}% {:>10.4f} {:>10.1f}x\n", str(s, "name"),
+                       flops ? fmt::format("{:.0f}", num(f, "gflops")) : "-",
+                       flops ? fmt::format("{:.1f}%", num(f, "pct_fp32_peak")) : "-",
+                       tensor && flops ? fmt::format("{:.1f}%", num(f, "pct_tensor_peak")) : "",
+                       num(f, "gbps"), num(f, "pct_memory_peak"), floor, floor > 0 ? num(s, "lab_ms") / floor : 0.0);
+  }
+  out += fmt::format("  floor: the least time at those peaks (arithmetic at the {} peak, or inputs and output moved once); "
+                     "peaks from {}\n",
+                     tensor ? precision + " tensor" : "fp32 FMA", str(peaks, "basis"));
+}
+
 void timing(std::string& out, const json& r) {
   const json& t = sub(r, "timing");
   const json& shapes = list(t, "shapes");
@@ -73,6 +102,7 @@ void timing(std::string& out, const json& r) {
                      "geometric mean", "", "", num(t, "speedup"), num(t, "speedup_low"),
                      num(t, "speedup_high"), num(t, "target_speedup"));
   if (!str(t, "target_source").empty()) out += fmt::format("  target: {}\n", str(t, "target_source"));
+  roofline(out, t, str(sub(r, "lab"), "precision"));
 }
 
 void evidence(std::string& out, const json& r) {

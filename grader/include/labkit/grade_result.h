@@ -11,10 +11,12 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "labkit/evidence.h"
+#include "labkit/roofline.h"
 #include "labkit/lab_spec.h"
 #include "labkit/score.h"
 
@@ -78,6 +80,9 @@ struct ShapeTiming {
   // Every pair's two times (ms), in the order timed: what the median and the interval came from,
   // so an instructor can audit a speedup and see a drift or a bimodal side.
   std::vector<double> base_samples_ms{}, lab_samples_ms{};
+  // The lab's median against the device's peaks (labkit/roofline.h); absent for Layer Time,
+  // whose host copies no device peak bounds.
+  std::optional<roofline::Roofline> roofline{};
 };
 
 struct HostEvidenceReport {
@@ -105,6 +110,7 @@ struct GradeResult {
   bool timed = false;
   double speedup = 0, speedup_low = 0, speedup_high = 0;  // geometric mean over shapes
   double target_speedup = 0;
+  std::optional<roofline::Peaks> peaks;  // the device's, where a shape got a roofline
   std::string target_source;  // which target and why: "calibrated for <GPU> ...", or the default
   evidence::Report evidence;
   std::vector<HostEvidenceReport> host_evidence;
