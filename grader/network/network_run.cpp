@@ -18,6 +18,7 @@
 #include "labkit/event_timer.h"
 #include "labkit/exit_codes.h"
 #include "labkit/phase.h"
+#include "labkit/roofline.h"
 #include "labkit/stats.h"
 #include "reference/conv_reference.h"
 #include "reference/network.h"
@@ -168,7 +169,17 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
     opt.remote_repeats(s1, lo1, hi1, opt.op_repeats, r.conv[0]);
     opt.remote_repeats(s2, lo2, hi2, opt.op_repeats, r.conv[1]);
   }
-  if (backend.gpu || backend.remote) r.sm_clock_mhz = read_sm_clock().sm_mhz;
+  if (backend.gpu || backend.remote) {
+    r.sm_clock_mhz = read_sm_clock().sm_mhz;
+    // The fp32 roofline floor of each layer on this GPU (labkit/roofline.h), for "% of floor".
+    const roofline::Peaks peaks = roofline::device_peaks();
+    const ConvShape shapes[2] = {s1, s2};
+    for (int k = 0; k < 2; ++k) {
+      const ConvShape& s = shapes[k];
+      const double bytes = double(s.input_size() + s.mask_size() + s.output_size()) * 4;
+      r.conv[k].roofline_ms = roofline::of(double(s.macs()), bytes, 1, peaks, "fp32").floor_ms;
+    }
+  }
   return r;
 }
 
@@ -178,6 +189,7 @@ nlohmann::json to_json(const RunResult& r) {
     layers.push_back({{"op_ms", t.op_ms}, {"first_ms", t.first_ms}, {"samples_ms", t.samples_ms},
                       {"layer_ms", t.layer_ms}, {"nonfinite", t.nonfinite}});
     if (t.floor_ms > 0) layers.back()["floor_ms"] = t.floor_ms;
+    if (t.roofline_ms > 0) layers.back()["roofline_ms"] = t.roofline_ms;
   }
   return {{"backend", r.backend},       {"batch", r.batch},
           {"data", r.data_source},      {"data_checksum", r.data_checksum},
@@ -203,6 +215,7 @@ RunResult from_json(const nlohmann::json& j) {
     r.conv[k].layer_ms = l.at("layer_ms").get<double>();
     r.conv[k].nonfinite = l.at("nonfinite").get<std::size_t>();
     r.conv[k].floor_ms = l.value("floor_ms", 0.0);  // absent from runs of the kit's own convs
+    r.conv[k].roofline_ms = l.value("roofline_ms", 0.0);  // absent from CPU runs and older files
   }
   r.total_s = j.at("total_s").get<double>();
   r.load_s = j.at("load_s").get<double>();

@@ -108,4 +108,9 @@ TEST_CASE("compare_svg: one bar group per implementation that ran, and the floor
   CHECK(contains(svg, "class=\"floor\" data-ms=\"0.2\""));
   rows[1].run->conv[1].floor_ms = 0;  // one layer without a floor: no line
   CHECK_FALSE(contains(ms::compare_svg(100, rows, "GPU"), "class=\"floor\""));
+  // The fp32 roofline floor (labkit/roofline.h): its own line, where a run recorded both layers'.
+  CHECK_FALSE(contains(svg, "class=\"roofline\""));
+  rows[0].run->conv[0].roofline_ms = 0.5;
+  rows[0].run->conv[1].roofline_ms = 0.25;
+  CHECK(contains(ms::compare_svg(100, rows, "GPU"), "class=\"roofline\" data-ms=\"0.75\""));
 }

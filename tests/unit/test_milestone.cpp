@@ -78,14 +78,17 @@ TEST_CASE("compare table: speedup of the conv total over the first row, images t
                               {"06-fusion (solution)", 1000, run(1000, 0.25, 0.25, 0.9, 0.88, "01234"), ""},
                               {"09-fp16 (solution)", 1000, run(1000, 0.1, 0.15, 0.8, 0.86, "01299"), ""},
                               {"cudnn", 1000, std::nullopt, "cuDNN: no fp32 (FMA) forward algorithm"}};
+  rows[1].run->conv[0].roofline_ms = 0.1;  // the fp32 roofline floor: 0.25 ms of 0.5 ms is 50%
+  rows[1].run->conv[1].roofline_ms = 0.15;
   const std::string md = ms::compare_table(1000, rows, ms::Format::md);
-  CHECK(contains(md, "| Implementation | Conv 1 | Conv 2 | Conv total | Speedup | Total Execution Time | Accuracy | Differs from baseline |"));
-  CHECK(contains(md, "| baseline | 0.500 ms | 2.000 ms | 2.500 ms | 1.00x | 1.10 s | 0.8800 | 0 images |"));
-  CHECK(contains(md, "| 06-fusion (solution) | 0.250 ms | 0.250 ms | 0.500 ms | 5.00x | 0.90 s | 0.8800 | 0 images |"));
-  CHECK(contains(md, "| 09-fp16 (solution) | 0.100 ms | 0.150 ms | 0.250 ms | 10.00x | 0.80 s | 0.8600 | 2 images |"));
+  CHECK(contains(md, "| Implementation | Conv 1 | Conv 2 | Conv total | Speedup | % of floor | Total Execution Time | Accuracy | Differs from baseline |"));
+  CHECK(contains(md, "| baseline | 0.500 ms | 2.000 ms | 2.500 ms | 1.00x |  | 1.10 s | 0.8800 | 0 images |"));
+  CHECK(contains(md, "| 06-fusion (solution) | 0.250 ms | 0.250 ms | 0.500 ms | 5.00x | 50.0% | 0.90 s | 0.8800 | 0 images |"));
+  CHECK(contains(md, "| 09-fp16 (solution) | 0.100 ms | 0.150 ms | 0.250 ms | 10.00x |  | 0.80 s | 0.8600 | 2 images |"));
   CHECK(contains(md, "| cudnn | failed: cuDNN: no fp32 (FMA) forward algorithm |"));
   const std::string csv = ms::compare_table(1000, rows, ms::Format::csv);
-  CHECK(contains(csv, "09-fp16 (solution),0.100000,0.150000,0.250000,10.000,0.8000,0.8600,2,\n"));
+  CHECK(contains(csv, "09-fp16 (solution),0.100000,0.150000,0.250000,10.000,,0.8000,0.8600,2,\n"));
+  CHECK(contains(csv, "06-fusion (solution),0.250000,0.250000,0.500000,5.000,50.0,0.9000,0.8800,0,\n"));
 }
 
 TEST_CASE("compare chart: one stacked bar pair per row, failures labelled, well-formed") {

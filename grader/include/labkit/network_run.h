@@ -68,6 +68,8 @@ struct LayerTiming {
   std::size_t nonfinite = 0;     // NaN or inf elements in the layer's output
   double floor_ms = 0;           // the shape's physical floor on this GPU, where the judge computed
                                  // it (a lab's conv, judge/remote.h floor_ms); 0: not computed
+  double roofline_ms = 0;        // the layer's fp32 roofline floor on this GPU (labkit/roofline.h):
+                                 // the teaching limit of "% of floor"; 0: not on a GPU
 };
 
 struct RunResult {
