@@ -290,9 +290,14 @@ std::string render(const Report& r, Format f) {
       std::vector<Entry> column;
       for (const auto& row : r.runs) column.push_back(row.at(k));
       text += compare_table(r.batches[k], column, f) + gap;
+      if (f == Format::md && k + 1 == r.batches.size()) text += render_cells(breakdown_cells(r.batches[k], column, false), f) + gap;
     }
   } else {
-    for (const auto& row : r.runs) text += milestone_table(row.empty() ? "" : row.front().name, row, f) + gap;
+    for (const auto& row : r.runs) {
+      text += milestone_table(row.empty() ? "" : row.front().name, row, f) + gap;
+      if (f == Format::md && !row.empty() && row.back().run)
+        text += render_cells(breakdown_cells(row.back().batch, {row.back()}, false), f) + gap;
+    }
   }
   if (f == Format::md) {
     for (const auto& row : r.runs)

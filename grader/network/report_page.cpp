@@ -147,6 +147,17 @@ std::string report_page(const ms::Report& report, const std::string& saved_from)
       page.table(table_of(ms::compare_cells(report.batches[k], column, false), fmt::format("compare-{}", report.batches[k])));
     }
   }
+  // Where each implementation's Total Execution Time went, at the largest batch (milestone.h).
+  if (!report.runs.empty()) {
+    std::vector<ms::Entry> last;
+    for (const auto& row : report.runs)
+      if (!row.empty()) last.push_back(row.back());
+    const ms::Cells parts = ms::breakdown_cells(report.batches.empty() ? 0 : report.batches.back(), last, false);
+    if (!parts.rows.empty()) {
+      page.heading(2, "Where the Total Execution Time went", "breakdown");
+      page.table(table_of(parts, "breakdown"));
+    }
+  }
   page.heading(2, "Milestone tables", "milestones");
   for (std::size_t s = 0; s < report.runs.size(); ++s) {
     const auto& row = report.runs[s];

@@ -107,3 +107,30 @@ TEST_CASE("formats: names parse, others are refused with the list") {
   CHECK(ms::parse_format("tex") == ms::Format::tex);
   CHECK_THROWS_WITH_AS(ms::parse_format("html"), "unknown format 'html': use md, csv, tex or json", std::invalid_argument);
 }
+
+TEST_CASE("where the Total Execution Time went: each part, the rest as 'Other', under the last batch") {
+  RunResult a = run(10000, 2.0, 3.0, 2.40, 0.92, "01");
+  a.load_s = 0.35;
+  a.conv[0].layer_ms = 450;
+  a.conv[1].layer_ms = 250;
+  a.cpu_layers_s = 0.30;
+  const ms::Cells c = ms::breakdown_cells(10000, {{"06-fusion (solution)", 10000, a, ""}, {"cudnn", 10000, std::nullopt, "no"}}, false);
+  REQUIRE(c.rows.size() == 1);  // a failed run has no parts (the comparison says why)
+  CHECK(c.rows[0] == std::vector<std::string>{"06-fusion (solution)", "2.400 s", "0.350 s", "0.450 s", "0.250 s",
+                                              "0.300 s", "1.050 s"});
+  CHECK(contains(c.caption, "batch 10000 on NVIDIA Test GPU"));
+  // Parts timed separately can exceed a short total: "Other" is never negative.
+  a.total_s = 1.0;
+  CHECK(ms::breakdown_cells(10000, {{"x", 10000, a, ""}}, true).rows[0].back() == "0.0000");
+  // In the comparison's Markdown, after the last batch's table only; and under a lab's own table.
+  ms::Report rep;
+  rep.compare = true;
+  rep.batches = {100, 10000};
+  rep.runs = {{{"baseline", 100, run(100, 1, 1, 1, 0.9, "0"), ""}, {"baseline", 10000, a, ""}}};
+  const std::string md = ms::render(rep, ms::Format::md);
+  CHECK(md.find("Where the Total Execution Time went") == md.rfind("Where the Total Execution Time went"));
+  CHECK(md.find("**Batch 10000**") < md.find("Where the Total Execution Time went"));
+  CHECK_FALSE(contains(ms::render(rep, ms::Format::csv), "Where the Total"));
+  rep.compare = false;
+  CHECK(contains(ms::render(rep, ms::Format::md), "Where the Total Execution Time went** at batch 10000"));
+}

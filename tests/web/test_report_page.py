@@ -53,8 +53,19 @@ try:
     open_page(b, page, c)
     t = tables(b)
 
+    # Where the Total Execution Time went (the Markdown's last table before the notes): the page's
+    # #breakdown, cell for cell.
+    def is_breakdown(table):
+        return table[0].startswith("Where the Total Execution Time went")
+    parts = [m for m in md_tables(compare_md) if is_breakdown(m)]
+    if c.equal(len(parts), 1, "Markdown breakdown tables (comparison)") and c.check("breakdown" in t, "no table #breakdown"):
+        caption, header, rows = parts[0]
+        c.equal([norm(h) for h in t["breakdown"]["header"]], header, "#breakdown columns")
+        c.equal(norm(t["breakdown"]["caption"]), norm(caption), "#breakdown caption")
+        c.equal([texts(row) for row in t["breakdown"]["rows"]], [[norm(x) for x in r] for r in rows], "#breakdown rows")
+
     # The comparison: one table per batch, the Markdown's cells exactly, the CSV's numbers.
-    md = md_tables(compare_md)
+    md = [m for m in md_tables(compare_md) if not is_breakdown(m)]
     c.equal(len(md), len(batches), "Markdown comparison tables")
     csv_blocks = [blk for blk in compare_csv.split("\n\n") if blk.strip()]
     for k, batch in enumerate(batches):
@@ -82,8 +93,11 @@ try:
                         f"#{tid} {line['implementation']} {col}: page {cell['sort']}, CSV {line[key]}")
 
     # The milestone tables: one per implementation, the Markdown's cells exactly.
-    md = md_tables(milestone_md)
+    md = [m for m in md_tables(milestone_md) if not is_breakdown(m)]
     c.equal(len(md), len(names), "Markdown milestone tables")
+    # Under each implementation's table, where its largest batch's time went (when that run worked).
+    c.equal(len(md_tables(milestone_md)) - len(md), sum(1 for n in names if "error" not in runs[(n, batches[-1])]),
+            "Markdown breakdown tables (one per implementation whose largest batch ran)")
     for n, (caption, header, rows) in enumerate(md, start=1):
         tid = f"milestone-{n}"
         if not c.check(tid in t, f"no table #{tid}"):

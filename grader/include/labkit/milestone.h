@@ -7,6 +7,8 @@
 //                      the speedup of that sum over the first row (the baseline), Total Execution
 //                      Time, Accuracy, and how many images it classifies differently from the
 //                      first row
+//   breakdown_cells    where each run's Total Execution Time went (loading, conv layers, CPU
+//                      layers, the rest), under the comparison's largest batch
 //   compare_svg        the comparison at one batch as a bar chart (conv1 and conv2 stacked, one
 //                      bar per implementation), with the physical floor of conv1 + conv2 as a
 //                      line where a run recorded it (a lab's conv: the judge computes it)
@@ -69,6 +71,10 @@ struct Cells {
 };
 Cells milestone_cells(const std::string& name, const std::vector<Entry>& rows, bool csv);
 Cells compare_cells(int batch, const std::vector<Entry>& rows, bool csv);
+// Where each run's Total Execution Time went at one batch: loading, each conv layer (prolog + op +
+// epilog), the CPU layers and the rest (start-up, moving tensors between processes). Printed
+// under the comparison's last batch (md).
+Cells breakdown_cells(int batch, const std::vector<Entry>& rows, bool csv);
 // Cells as md, csv or tex (json is rendered from the runs: runs_json).
 std::string render_cells(const Cells& c, Format f);
 // The runs as the json format writes them: every field of network_run.h plus name and batch, or
