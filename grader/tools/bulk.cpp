@@ -145,7 +145,10 @@ std::string class_csv(const std::vector<StudentResult>& students) {
   for (const auto& s : students)
     for (const auto& r : s.rows) {
       const std::vector<std::string> cells = csv_cells(r);
-      for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + csv_field(cells[i]);
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (i) out += ',';
+        out += csv_field(cells[i]);
+      }
       out += "\n";
     }
   return out;

@@ -20,7 +20,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 labkit::network::RunResult run(int batch, double op1, double op2, double floor1) {
   labkit::network::RunResult r;
-  r.backend = "x";
+  r.backend = std::string(1, 'x');  // not = "x": GCC 12's -Wrestrict false positive (its bug 105651)
   r.batch = batch;
   r.conv[0].op_ms = op1;
   r.conv[1].op_ms = op2;
