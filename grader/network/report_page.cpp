@@ -22,11 +22,17 @@ std::string plain(std::string caption) {
   return caption;
 }
 
-// A cell of the text report as a page cell: its leading number (if any) becomes the sort key.
+// A cell of the text report as a page cell: a number with at most a unit after it ("2.500 ms",
+// "1.94x", "29.3%", "0 images") sorts by its value; anything else as text, so that
+// "01-restrict-unroll (solution)" sorts by name, not as the number 1.
 html::Cell cell(const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (!text.empty() && end != text.c_str()) return html::number(text, v);
+  if (text.empty() || end == text.c_str()) return html::Cell{text};
+  std::string unit(end);
+  std::erase(unit, ' ');
+  if (unit.empty() || unit == "ms" || unit == "s" || unit == "x" || unit == "%" || unit == "images")
+    return html::number(text, v);
   return html::Cell{text};
 }
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pagecheck import (Checks, browser_or_skip, check_numeric_sort, md_tables, norm, open_page, printable,  # noqa: E402
+from pagecheck import (Checks, click_sort, browser_or_skip, check_numeric_sort, md_tables, norm, open_page, printable,  # noqa: E402
                        tables, texts)
 
 labkit, fixture, out = sys.argv[1:4]
@@ -141,6 +141,11 @@ try:
     # Sorting by a click, numbers as numbers, the failed run last.
     check_numeric_sort(b, c, f"compare-{last}", "Conv total")
     check_numeric_sort(b, c, "milestone-1", "Op Time 2")
+    # Names sort as text: "01-restrict-unroll (solution)" is a name, not the number 1.
+    names_cells = click_sort(b, f"compare-{last}", "Implementation")
+    c.check(all(x is None or x["sort"] is None for x in names_cells), "#compare: an implementation's name sorts as a number")
+    shown = [norm(r[0]["text"]) for r in tables(b)[f"compare-{last}"]["rows"]]
+    c.equal(shown, sorted(shown, key=str.lower), "#compare sorted by name (one click: ascending)")
 
     printable(b, c, page)
     b.screenshot(os.path.join(out, "report.png"))
