@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "lab_process.h"
+#include "labkit/random.h"
 #include "labkit/cuda_check.h"
 #include "labkit/exit_codes.h"
 #include "labkit/grade_result.h"
@@ -50,12 +51,6 @@ struct GradeOptions {
   std::string sanitizer_path, sanitize_logs;
   int sanitize_batch = 8;
 };
-
-std::uint64_t fresh_seed() {
-  std::random_device rd;
-  const auto now = std::chrono::high_resolution_clock::now().time_since_epoch().count();
-  return (std::uint64_t(rd()) << 32 ^ rd()) ^ std::uint64_t(now) * 0x9E3779B97F4A7C15ull;
-}
 
 int expected_exit(Expect expect, const json& r) {
   const std::string v = r.value("verdict", "");

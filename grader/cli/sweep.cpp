@@ -9,6 +9,7 @@
 // at a time, so no compiler competes with the timed calls for the CPU. The PTX evidence is the
 // registered one (the default value's): a variant's PTX is not built.
 #include <fmt/format.h>
+#include <unistd.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 
 #include "commands.h"
 #include "lab_process.h"
+#include "labkit/random.h"
 #include "labkit/cuda_check.h"
 #include "labkit/device.h"
 #include "labkit/exit_codes.h"
@@ -44,13 +46,6 @@ struct SweepOptions {
 // What a student needs to see of a failed build: the compiler's own lines, paths from the kit's root.
 std::string build_log(const variant::Built& b) {
   return fmt::format("the {} failed:\n", b.step) + variant::readable_log(b.log, LABKIT_SOURCE_ROOT, 25);
-}
-
-// One seed for every value: each build meets the same random cases.
-std::uint64_t fresh_seed() {
-  std::random_device rd;
-  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-  return (std::uint64_t(rd()) << 32 ^ rd()) ^ std::uint64_t(now) * 0x9E3779B97F4A7C15ull;
 }
 
 GradeResult grade_variant(const judge::LabUnderTest& lab, const judge::Options& o) {
@@ -99,6 +94,7 @@ int run_sweep(SweepOptions& o) {
     result.timed_region = to_string(load_lab_spec(lab.lab_json, lab.id).timed);
     jo.seed_given = !o.seed.empty();
     try {
+      // One seed for every value: each build meets the same random cases.
       jo.seed = jo.seed_given ? std::stoull(o.seed) : fresh_seed();
     } catch (const std::exception&) {
       fmt::print(stderr, "labkit sweep: --seed {}: not a number (copy the seed a table printed)\n", o.seed);
@@ -114,7 +110,8 @@ int run_sweep(SweepOptions& o) {
   req.build_dir = build_root;
   req.target = exe.lexically_relative(build_root).string();
   req.kernel = lab.source_path;
-  req.out_dir = build_root / "sweep" / exe.filename();
+  // Its own folder per run: two sweeps of one lab at once must not build over each other.
+  req.out_dir = build_root / "sweep" / fmt::format("{}-{}", exe.filename().string(), ::getpid());
   req.name = param.name;
   req.values = param.values;
   const fs::path ninja = find_tool("ninja", "");
@@ -158,6 +155,8 @@ int run_sweep(SweepOptions& o) {
     }
     result.rows.push_back(std::move(row));
   }
+  std::error_code ignored;
+  fs::remove_all(req.out_dir, ignored);  // the variants are graded; --build-only keeps them
 
   fmt::print("{}", sweep::render(result, format));
   const std::string svg_path = o.svg.empty() ? fmt::format("sweep-{}-{}.svg", lab.id, param.name) : o.svg;

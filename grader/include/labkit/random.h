@@ -3,10 +3,13 @@
 // std::uniform_real_distribution is implementation-defined, so fixtures generated with it could
 // differ between standard libraries. SplitMix64 plus a fixed conversion to [0, 1) does not.
 // seed_for(base, name) gives each named case its own stream, so adding a case never changes the
-// data of the others.
+// data of the others. fresh_seed() is the one unreproducible number: a grade's seed when none
+// is given (printed, so the run can be replayed with --seed).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <random>
 #include <span>
 #include <string_view>
 
@@ -27,6 +30,12 @@ class SplitMix64 {
  private:
   std::uint64_t state_;
 };
+
+inline std::uint64_t fresh_seed() {
+  std::random_device rd;
+  const auto now = std::chrono::high_resolution_clock::now().time_since_epoch().count();
+  return (std::uint64_t(rd()) << 32 ^ rd()) ^ std::uint64_t(now) * 0x9E3779B97F4A7C15ull;
+}
 
 inline std::uint64_t seed_for(std::uint64_t base, std::string_view name) {
   std::uint64_t h = 0xCBF29CE484222325ull ^ base;  // FNV-1a over the name, salted with base
