@@ -4,9 +4,18 @@
 # reports, `labkit profile`, `labkit grade --sanitize` and `labkit calibrate`, and print a short
 # summary last. Logs go to $OUT (if set) or to the build dir.
 #
-#   tools/gpu-test.sh [BUILD_DIR]        (default build-gpu)
+#   tools/gpu-test.sh [--suites] [BUILD_DIR]        (default build-gpu)
+#
+# --suites: the build and the test suites only (GPU suites included), with their summary; the
+# tools' runs above (benchmark, reports, profile, sanitizer, calibration) add several minutes,
+# more than one 10-minute call on a lent device machine leaves after the build and the suites.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+suites_only=0
+if [[ ${1:-} == --suites ]]; then
+  suites_only=1
+  shift
+fi
 build=${1:-build-gpu}
 logs=${OUT:-$build}
 
@@ -24,6 +33,19 @@ fi
 meson test -C "$build" --no-suite labs --print-errorlogs >"$logs/test.log" 2>&1
 test_status=$?
 cp "$build/meson-logs/testlog.json" "$logs/testlog.json" 2>/dev/null
+
+if ((suites_only)); then
+  echo "================ labkit gpu-test summary (--suites) ================"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null \
+    | sed 's/^/GPU: /'
+  echo "--- tests (meson test --no-suite labs) ---"
+  grep -E "^ *[0-9]+/[0-9]+ " "$logs/test.log" | sed -E 's/ +/ /g'
+  echo "--- solutions suite: each instructor solution's speedups (from the test log) ---"
+  python3 tools/testlog-summary.py "$build/meson-logs/testlog.json" --reports solutions
+  summary_status=$?
+  [[ $test_status -eq 0 && $summary_status -eq 0 ]]
+  exit
+fi
 
 "$build/bench/bench-baseline" --benchmark_counters_tabular=true >"$logs/bench.log" 2>&1
 bench_status=$?
