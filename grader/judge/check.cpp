@@ -51,6 +51,32 @@ Tolerance reduced_tolerance(const ConvShape& shape, const ReducedFormat& f, doub
           abs};
 }
 
+// TF32 on tensor cores: each input and weight enters with 10 explicit mantissa bits, rounded to
+// nearest (cvt.rna.tf32.f32, |a| <= 2^-11) or, when the kernel hands the tensor core plain fp32,
+// truncated by it (|a| < 2^-10): kTf32InputU = 2^-10 covers both. The product of two such values
+// is exact in fp32 (22 significant bits). The products are summed in fp32, by the tensor core's
+// accumulator (which truncates and aligns a block of products to its largest exponent) or by the
+// kernel's float adds: kTf32AccumU = 2^-20, 16 fp32 roundoffs per addition, covers both. Any order:
+//   |err| <= ((1 + 2^-10)^2 (1 + gamma_n(2^-20)) - 1) sum|x*w|,
+// gamma_n including the double reference's conversion. tf32 and fp32 share fp32's exponent range:
+// only values below 2^-126 (flushed by the tensor core) lose anything absolute, at most
+// n 2^-126 (X + W), under kUnderflowFloor for the kit's data. docs/grading.md, "Reduced
+// precision (tf32)".
+constexpr double kTf32InputU = 0x1.0p-10, kTf32AccumU = 0x1.0p-20;
+
+Tolerance tf32_tolerance(const ConvShape& shape) {
+  const double n = double(shape.C) * shape.K * shape.K;
+  if ((n + 1) * kTf32AccumU >= 1)
+    throw std::invalid_argument(fmt::format("conv_tolerance: {} has n = C*K*K = {:.0f} terms, too many for the tf32 "
+                                            "rule (n + 1 < 2^20)", labkit::to_string(shape), n));
+  const double gamma = (n + 1) * kTf32AccumU / (1 - (n + 1) * kTf32AccumU);
+  const double rel = (1 + kTf32InputU) * (1 + kTf32InputU) * (1 + gamma) - 1;
+  return {rel,
+          fmt::format("|err| <= {:.4g} * sum|x*w| = ((1+2^-10)^2 * (1+gamma_{:.0f}) - 1) * sum|x*w|, gamma_k = "
+                      "k*u/(1-k*u), u = 2^-20 (tf32 inputs, rounded or truncated; fp32 sums in any order)",
+                      rel, n + 1)};
+}
+
 void require_magnitude(double v, const char* what) {
   if (!(v >= 0) || !std::isfinite(v))
     throw std::invalid_argument(fmt::format("conv_tolerance: {} must be finite and >= 0, got {}", what, v));
@@ -71,7 +97,8 @@ Tolerance conv_tolerance(const ConvShape& shape, Precision precision, double max
                          double max_abs_mask) {
   require_magnitude(max_abs_input, "max_abs_input (the largest |input| of the case)");
   require_magnitude(max_abs_mask, "max_abs_mask (the largest |mask| of the case)");
-  if (precision != Precision::fp32) return reduced_tolerance(shape, kHalf, max_abs_input, max_abs_mask);
+  if (precision == Precision::fp16) return reduced_tolerance(shape, kHalf, max_abs_input, max_abs_mask);
+  if (precision == Precision::tf32) return tf32_tolerance(shape);
   // gamma_k = k u / (1 - k u), the rigorous bound for k roundings (Higham, Accuracy and Stability
   // of Numerical Algorithms, 3.1). A dot product of n terms in any order rounds at most n times per
   // term path (n - 1 additions and a product); one more rounding covers the conversion of the

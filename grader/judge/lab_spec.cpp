@@ -50,8 +50,8 @@ struct Reader {
 };
 
 constexpr std::pair<const char*, LabKind> kKinds[] = {{"conv", LabKind::conv}, {"map", LabKind::map}};
-constexpr std::pair<const char*, Precision> kPrecisions[] = {{"fp32", Precision::fp32},
-                                                             {"fp16", Precision::fp16}};
+constexpr std::pair<const char*, Precision> kPrecisions[] = {
+    {"fp32", Precision::fp32}, {"fp16", Precision::fp16}, {"tf32", Precision::tf32}};
 constexpr std::pair<const char*, TimedRegion> kRegions[] = {{"op", TimedRegion::op},
                                                             {"layer", TimedRegion::layer}};
 constexpr std::pair<const char*, HostEvidence> kHostEvidence[] = {
@@ -64,7 +64,9 @@ const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision
 }  // namespace
 
 const char* to_string(LabKind k) { return k == LabKind::conv ? "conv" : "map"; }
-const char* to_string(Precision p) { return p == Precision::fp32 ? "fp32" : "fp16"; }
+const char* to_string(Precision p) {
+  return p == Precision::fp32 ? "fp32" : p == Precision::fp16 ? "fp16" : "tf32";
+}
 const char* to_string(TimedRegion t) { return t == TimedRegion::op ? "op" : "layer"; }
 const char* to_string(HostEvidence h) {
   return h == HostEvidence::streams ? "streams" : "no_extra_memory";

@@ -68,7 +68,9 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     auto flush = std::make_unique<labkit::L2Flush>();
     labkit::Session session(so);
     session.start();
-    const labkit::Precision p = precision == "fp16" ? labkit::Precision::fp16 : labkit::Precision::fp32;
+    const labkit::Precision p = precision == "fp16"   ? labkit::Precision::fp16
+                                : precision == "tf32" ? labkit::Precision::tf32
+                                                      : labkit::Precision::fp32;
     labkit::network::ConvBackend backend{lab, nullptr, labkit::judge::remote_conv(session, *flush)};
     const auto repeats = labkit::judge::remote_repeats(session, *flush, p);
     std::vector<char*> args;

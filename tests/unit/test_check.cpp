@@ -379,3 +379,115 @@ TEST_CASE("fp16 test labs still fail: fp16-rounding and a half-rounded output un
     CHECK(check::compare(rounded_output, c.expected, c.bound, tolerance(c, labkit::Precision::fp16)).passed());
   }
 }
+
+namespace {
+
+std::uint32_t bits_of(float x) {
+  std::uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+float from_bits(std::uint32_t b) {
+  float x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+}
+// To tf32 (10 explicit mantissa bits) as cvt.rna.tf32.f32 does: to nearest, ties away from zero.
+float tf32_rna(float x) { return from_bits((bits_of(x) + 0x1000u) & ~0x1FFFu); }
+// As a tensor core reads a plain fp32 value: the low 13 bits dropped.
+float tf32_rz(float x) { return from_bits(bits_of(x) & ~0x1FFFu); }
+// bf16 (7 explicit mantissa bits), truncated: coarser than tf32.
+float bf16_rz(float x) { return from_bits(bits_of(x) & ~0xFFFFu); }
+// A float toward zero, as a truncating accumulator rounds.
+float rz(long double v) {
+  float f = float(v);
+  if (std::fabs(static_cast<long double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
+  return f;
+}
+
+enum class Tf32Kernel {
+  float_sum,    // tf32 inputs (rna), exact products, a float sum: wmma fragments summed by the kernel
+  tensor_core,  // inputs truncated (plain fp32 handed to the MMA), products summed in blocks of 8,
+                // each block and each addition to the accumulator truncated toward zero
+};
+
+std::vector<float> tf32_conv(const Case& c, Tf32Kernel kind, float (*round)(float) = nullptr) {
+  const ConvShape& s = c.s;
+  auto in_round = round ? round : kind == Tf32Kernel::float_sum ? tf32_rna : tf32_rz;
+  std::vector<float> out(s.output_size());
+  std::size_t i = 0;
+  for (int b = 0; b < s.B; ++b)
+    for (int m = 0; m < s.M; ++m)
+      for (int h = 0; h < s.H_out(); ++h)
+        for (int w = 0; w < s.W_out(); ++w, ++i) {
+          std::vector<float> terms;  // each exact in float: two 11-bit significands
+          for (int ch = 0; ch < s.C; ++ch)
+            for (int p = 0; p < s.K; ++p)
+              for (int q = 0; q < s.K; ++q)
+                terms.push_back(in_round(c.in[((std::size_t(b) * s.C + ch) * s.H + h + p) * s.W + w + q]) *
+                                in_round(c.mask[((std::size_t(m) * s.C + ch) * s.K + p) * s.K + q]));
+          float acc = 0;
+          if (kind == Tf32Kernel::float_sum) {
+            for (float t : terms) acc += t;
+          } else {
+            for (std::size_t k = 0; k < terms.size(); k += 8) {
+              long double block = 0;
+              for (std::size_t j = k; j < std::min(terms.size(), k + 8); ++j) block += terms[j];
+              acc = rz(static_cast<long double>(acc) + rz(block));
+            }
+          }
+          out[i] = acc;
+        }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("tf32: tensor-core arithmetic passes on random shapes and ranges; the fp32 rule would fail it") {
+  const Range inputs[] = {{-1, 1}, {0, 255}, {0, 4}, {-2e-5f, 2e-5f}, {-1, 1, true}};
+  const Range masks[] = {{-0.5f, 0.5f}, {-2e-5f, 2e-5f}, {-0.5f, 0.5f, true}};
+  constexpr int kKs[] = {1, 3, 5, 7};
+  labkit::SplitMix64 rng(2025);
+  auto pick = [&](int lo, int hi) { return lo + int(rng.next() % std::uint64_t(hi - lo + 1)); };
+  double worst = 0;
+  int cases = 0, fp32_rule_failures = 0;
+  for (int round = 0; round < 6; ++round)
+    for (const Range& in : inputs)
+      for (const Range& mask : masks) {
+        const int K = kKs[(round + cases) % 4];
+        const Case c = make_case({pick(1, 2), pick(1, 5), pick(1, 4), pick(K, K + 10), pick(K, K + 10), K},
+                                 rng.next(), in, mask);
+        for (Tf32Kernel kind : {Tf32Kernel::float_sum, Tf32Kernel::tensor_core}) {
+          const auto got = tf32_conv(c, kind);
+          const auto r = check::compare(got, c.expected, c.bound, tolerance(c, labkit::Precision::tf32));
+          CAPTURE(labkit::to_string(c.s));
+          CAPTURE(in.lo);
+          CAPTURE(int(kind));
+          CHECK(r.passed());
+          worst = std::max(worst, r.worst);
+          fp32_rule_failures += !check::compare(got, c.expected, c.bound, tolerance(c, labkit::Precision::fp32)).passed();
+        }
+        ++cases;
+      }
+  CHECK(fp32_rule_failures > cases);  // most runs: tf32 needs its own class
+  MESSAGE(cases << " cases x 2 tf32 kernels: worst " << worst << " of allowed; " << fp32_rule_failures
+                << " runs fail the fp32 rule");
+}
+
+TEST_CASE("tf32: the rule is about 0.2% of sum|x*w| for conv2, and bf16 inputs fail it") {
+  const Case conv2 = make_case({1, 16, 4, 12, 12, 7}, 41);
+  const auto tol = tolerance(conv2, labkit::Precision::tf32);
+  CHECK(tol.rel == doctest::Approx(0.00214).epsilon(0.02));
+  CHECK(tol.abs == 0);
+  CHECK(tol.rule.find("tf32") != std::string::npos);
+  CHECK(labkit::to_string(labkit::Precision::tf32) == std::string("tf32"));
+  // One product per output (C = 1, K = 1): nothing averages out, so inputs coarser than tf32 show.
+  const Case one = make_case({2, 8, 1, 20, 20, 1}, 42);
+  const auto r = check::compare(tf32_conv(one, Tf32Kernel::float_sum, bf16_rz), one.expected, one.bound,
+                                tolerance(one, labkit::Precision::tf32));
+  CHECK(r.outcome == check::Outcome::wrong_values);
+  CHECK(r.bad > r.elements / 2);
+  // The same case in tf32 passes, truncated or rounded.
+  CHECK(check::compare(tf32_conv(one, Tf32Kernel::tensor_core), one.expected, one.bound,
+                       tolerance(one, labkit::Precision::tf32)).passed());
+}

@@ -15,6 +15,9 @@
 //           partial sum loses up to eta/2 absolute, not relative. docs/grading.md derives it.
 //           Valid while no input or half partial sum overflows half (65504): an overflow is inf
 //           and fails as non-finite, never passes.
+//           tf32 (tensor cores): rel = (1+2^-10)^2 (1+gamma_{n+1}(2^-20)) - 1, abs = 0: inputs
+//           rounded or truncated to tf32, exact products, fp32 sums in any order (the tensor
+//           core's truncating accumulator included); about 0.2% of sum|x*w| for conv2.
 //     map:  bound_i = |expected_i|, rel = kMapRelTolerance (fp32 elementwise math; see .cpp).
 //   * NaN and inf never pass. An element still holding the poison pattern (all bits set) is
 //     reported as never written, apart from NaNs the kernel computed.

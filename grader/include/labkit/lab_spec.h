@@ -7,7 +7,7 @@
 //       title              one line for reports
 //       points             > 0, the lab's weight in the course
 //       kind               "conv" (the three-phase conv API) or "map" (the elementwise API)
-//       precision          "fp32" or "fp16": picks the tolerance (docs/grading.md)
+//       precision          "fp32", "fp16" or "tf32": picks the tolerance (docs/grading.md)
 //       timed              "op" (conv_forward_gpu alone) or "layer" (prolog + op + epilog)
 //       target_speedup     > 1: the speedup over the baseline that earns the full performance part,
 //                          on a GPU that targets_by_gpu does not name
@@ -47,7 +47,7 @@ class LabSpecError : public std::runtime_error {
 };
 
 enum class LabKind { conv, map };
-enum class Precision { fp32, fp16 };
+enum class Precision { fp32, fp16, tf32 };
 enum class TimedRegion { op, layer };
 enum class HostEvidence { streams, no_extra_memory };
 
