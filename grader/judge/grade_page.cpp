@@ -74,6 +74,41 @@ void timing(html::Page& page, const json& r) {
                              str(t, "target_source").empty() ? "" : " (" + str(t, "target_source") + ")"));
 }
 
+// How far each shape is from the GPU's limits (labkit/roofline.h), as the terminal report prints it.
+void roofline(html::Page& page, const json& r) {
+  const json& t = sub(r, "timing");
+  const json& peaks = sub(t, "peaks");
+  if (peaks.empty()) return;
+  const std::string precision = str(sub(r, "lab"), "precision");
+  const double tensor_peak = num(peaks, (precision + "_tensor_gflops").c_str());
+  html::Table table{"roofline",
+                    fmt::format("The lab's median against the GPU's rated peaks: fp32 FMA {:.1f} TFLOP/s{}, memory {:.0f} GB/s "
+                                "(from {}); floor: the least time at those peaks",
+                                num(peaks, "fp32_gflops") / 1e3,
+                                tensor_peak > 0 ? fmt::format(", {} tensor {:.0f} TFLOP/s", precision, tensor_peak / 1e3) : "",
+                                num(peaks, "memory_gbps"), str(peaks, "basis")),
+                    {"Shape", "GFLOP/s", "Of fp32 peak", "Of tensor peak", "GB/s", "Of memory peak", "Floor ms", "Lab / floor"},
+                    {}, true};
+  for (const json& s : list(t, "shapes")) {
+    const json& f = sub(s, "roofline");
+    if (f.empty()) continue;
+    const bool flops = num(f, "gflops") > 0;
+    const double floor = num(f, "floor_ms");
+    table.rows.push_back({html::Cell{str(s, "name")},
+                          flops ? fixed(num(f, "gflops"), "{:.0f}", num(f, "gflops")) : html::Cell{"-"},
+                          flops ? fixed(num(f, "pct_fp32_peak"), "{:.1f}%", num(f, "pct_fp32_peak")) : html::Cell{"-"},
+                          flops && tensor_peak > 0 ? fixed(num(f, "pct_tensor_peak"), "{:.1f}%", num(f, "pct_tensor_peak"))
+                                                   : html::Cell{"-"},
+                          fixed(num(f, "gbps"), "{:.1f}", num(f, "gbps")),
+                          fixed(num(f, "pct_memory_peak"), "{:.1f}%", num(f, "pct_memory_peak")),
+                          fixed(floor, "{:.4f}", floor),
+                          floor > 0 ? fixed(num(s, "lab_ms") / floor, "{:.1f}x", num(s, "lab_ms") / floor) : html::Cell{"-"}});
+  }
+  if (table.rows.empty()) return;
+  page.heading(3, "Roofline", "roofline-section");
+  page.table(table);
+}
+
 void evidence(html::Page& page, const json& r) {
   const json& e = sub(r, "evidence");
   if (list(e, "patterns").empty() && list(e, "host").empty()) return;
@@ -133,6 +168,7 @@ std::string grade_page(const json& r, const std::string& back) {
   page.facts(facts);
   cases(page, r);
   timing(page, r);
+  roofline(page, r);
   evidence(page, r);
   score(page, r);
   if (!str(r, "log").empty()) {

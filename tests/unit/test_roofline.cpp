@@ -7,6 +7,7 @@
 
 #include "labkit/conv.h"
 #include "labkit/grade_result.h"
+#include "labkit/pages.h"
 #include "labkit/report.h"
 #include "labkit/roofline.h"
 
@@ -75,8 +76,14 @@ TEST_CASE("the report prints a roofline line per timed shape, with the peaks it 
   CHECK(text.find("conv2-batch100") != std::string::npos);
   CHECK(text.find(fmt::format("{:.1f}%", t.roofline->pct_fp32)) != std::string::npos);
   CHECK(text.find("sm_90: 132 SMs") != std::string::npos);
+  // The grade page: the same numbers in a table of its own.
+  const std::string page = labkit::pages::grade_page(labkit::to_json(r));
+  CHECK(page.find("id=\"roofline\"") != std::string::npos);
+  CHECK(page.find(fmt::format("{:.1f}%", t.roofline->pct_fp32)) != std::string::npos);
+  CHECK(page.find(fmt::format("{:.4f}", t.roofline->floor_ms)) != std::string::npos);
   // No roofline (Layer Time): no section.
   r.peaks.reset();
   r.timing[0].roofline.reset();
   CHECK(labkit::format_text(labkit::to_json(r)).find("Roofline") == std::string::npos);
+  CHECK(labkit::pages::grade_page(labkit::to_json(r)).find("id=\"roofline\"") == std::string::npos);
 }

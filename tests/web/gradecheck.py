@@ -50,6 +50,15 @@ def check_grade_page(b, c, path, r):
             c.check(abs(low - want[0]) <= 5e-4 and abs(high - want[1]) <= 5e-4,
                     f"{path}: {s['name']} interval {cell['95% interval']['text']} vs {list(want)}")
         c.check(f"{timing['speedup']:.2f}x" in body, f"{path}: the geometric mean speedup is not shown")
+    roofs = [s for s in timing.get("shapes", []) if s.get("roofline")]
+    if timing.get("peaks") and roofs and c.check("roofline" in t, f"{path}: no roofline table"):
+        header, rows = t["roofline"]["header"], t["roofline"]["rows"]
+        c.equal(len(rows), len(roofs), f"{path}: roofline rows")
+        for row, s in zip(rows, roofs):
+            cell = dict(zip(header, row))
+            c.equal(norm(cell["Shape"]["text"]), s["name"], f"{path}: roofline shape")
+            c.equal(cell["GB/s"]["sort"], s["roofline"]["gbps"], f"{path}: {s['name']} GB/s")
+            c.equal(cell["Floor ms"]["sort"], s["roofline"]["floor_ms"], f"{path}: {s['name']} floor")
     ev = r.get("evidence", {})
     found = ev.get("patterns", []) + ev.get("host", [])
     if found and c.check("evidence" in t, f"{path}: no evidence table"):
