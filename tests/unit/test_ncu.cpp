@@ -65,3 +65,23 @@ TEST_CASE("ncu's complaints: counters not permitted, nothing profiled, another e
   CHECK(ncu::problem_of("==PROF== Disconnected\n").problem == ncu::Problem::none);
   CHECK(ncu::metric_list().find("lts__t_sector_hit_rate.pct") != std::string::npos);
 }
+
+TEST_CASE("the 'output not written' warning: no stores and no DRAM writes, not atomics into the output") {
+  ncu::Kernel base{"conv_forward_kernel", "(1,1,1)", "(1,1,1)",
+                   {{"gpu__time_duration.sum", 2e6}, {"l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum", 1e8},
+                    {"dram__bytes_write.sum", 1e8}}};
+  // 07's solution adds into the output with red.global.add: no plain store, 100 MB reach DRAM.
+  ncu::Kernel atomics{"conv_atomic_kernel", "(1,1,1)", "(1,1,1)",
+                      {{"gpu__time_duration.sum", 1.6e6}, {"l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum", 0},
+                       {"dram__bytes_write.sum", 1e8}}};
+  const std::string ok = ncu::format_shape({"conv1 B=1000", "[shape]", {base}, {atomics}});
+  CHECK(ok.find("not written") == std::string::npos);
+  CHECK(ok.find("1.25x") != std::string::npos);
+  // The untouched skeleton: launches a kernel that writes nothing anywhere.
+  ncu::Kernel empty{"conv_atomic_kernel", "(1,1,1)", "(1,1,1)",
+                    {{"gpu__time_duration.sum", 3e3}, {"l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum", 0},
+                     {"dram__bytes_write.sum", 0}}};
+  const std::string skeleton = ncu::format_shape({"conv1 B=1000", "[shape]", {base}, {empty}});
+  CHECK(skeleton.find("the output is not written") != std::string::npos);
+  CHECK(skeleton.find("x\n") == std::string::npos);  // no ratio
+}
