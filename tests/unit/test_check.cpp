@@ -323,36 +323,45 @@ TEST_CASE("fp16: the 09 solution's failing case (seed 18313507597138450638) pass
           << allowed << " (" << err / allowed << " of it); worst element " << after.worst << " of allowed");
 }
 
-TEST_CASE("fp16: correct fp16 kernels pass on random shapes, ranges and tiny values") {
+// Random shapes (K 1 to 7, C 1 to 4) over every pair of input and mask ranges, tiny values
+// included: `rounds` rounds of 15 cases, the same ones for a given seed.
+std::vector<Case> range_sweep(std::uint64_t seed, int rounds) {
   const Range inputs[] = {{-1, 1}, {0, 255}, {0, 4}, {-2e-5f, 2e-5f}, {-1, 1, true}};
   const Range masks[] = {{-0.5f, 0.5f}, {-2e-5f, 2e-5f}, {-0.5f, 0.5f, true}};
   constexpr int kKs[] = {1, 3, 5, 7};
-  labkit::SplitMix64 rng(2024);
+  labkit::SplitMix64 rng(seed);
   auto pick = [&](int lo, int hi) { return lo + int(rng.next() % std::uint64_t(hi - lo + 1)); };
-  double worst = 0;
-  int cases = 0, old_rule_failures = 0;
-  for (int round = 0; round < 8; ++round)
+  std::vector<Case> cases;
+  for (int round = 0; round < rounds; ++round)
     for (const Range& in : inputs)
       for (const Range& mask : masks) {
-        const int K = kKs[(round + cases) % 4];
-        const Case c = make_case({pick(1, 2), pick(1, 5), pick(1, 4), pick(K, K + 10), pick(K, K + 10), K},
-                                 rng.next(), in, mask);
-        const auto tol = tolerance(c, labkit::Precision::fp16);
-        auto old_rule = tol;
-        old_rule.abs = 0;
-        for (Fp16Kernel kind : {Fp16Kernel::solution, Fp16Kernel::whole_sum, Fp16Kernel::hmul_hadd}) {
-          const auto got = fp16_conv(c, kind);
-          const auto r = check::compare(got, c.expected, c.bound, tol);
-          CAPTURE(labkit::to_string(c.s));
-          CAPTURE(in.lo);
-          CAPTURE(mask.lo);
-          CAPTURE(int(kind));
-          CHECK(r.passed());
-          worst = std::max(worst, r.worst);
-          old_rule_failures += !check::compare(got, c.expected, c.bound, old_rule).passed();
-        }
-        ++cases;
+        const int K = kKs[(round + int(cases.size())) % 4];
+        cases.push_back(make_case({pick(1, 2), pick(1, 5), pick(1, 4), pick(K, K + 10), pick(K, K + 10), K},
+                                  rng.next(), in, mask));
       }
+  return cases;
+}
+
+TEST_CASE("fp16: correct fp16 kernels pass on random shapes, ranges and tiny values") {
+  double worst = 0;
+  int cases = 0, old_rule_failures = 0;
+  for (const Case& c : range_sweep(2024, 8)) {
+    const auto tol = tolerance(c, labkit::Precision::fp16);
+    auto old_rule = tol;
+    old_rule.abs = 0;
+    for (Fp16Kernel kind : {Fp16Kernel::solution, Fp16Kernel::whole_sum, Fp16Kernel::hmul_hadd}) {
+      const auto got = fp16_conv(c, kind);
+      const auto r = check::compare(got, c.expected, c.bound, tol);
+      CAPTURE(labkit::to_string(c.s));
+      CAPTURE(check::max_abs(c.in));
+      CAPTURE(check::max_abs(c.mask));
+      CAPTURE(int(kind));
+      CHECK(r.passed());
+      worst = std::max(worst, r.worst);
+      old_rule_failures += !check::compare(got, c.expected, c.bound, old_rule).passed();
+    }
+    ++cases;
+  }
   CHECK(old_rule_failures > 0);  // the sweep reaches the subnormal range the old rule missed
   MESSAGE(cases << " cases x 3 fp16 kernels: worst " << worst << " of allowed; " << old_rule_failures
                 << " runs fail the rule without the absolute term");
@@ -444,31 +453,21 @@ std::vector<float> tf32_conv(const Case& c, Tf32Kernel kind, float (*round)(floa
 }  // namespace
 
 TEST_CASE("tf32: tensor-core arithmetic passes on random shapes and ranges; the fp32 rule would fail it") {
-  const Range inputs[] = {{-1, 1}, {0, 255}, {0, 4}, {-2e-5f, 2e-5f}, {-1, 1, true}};
-  const Range masks[] = {{-0.5f, 0.5f}, {-2e-5f, 2e-5f}, {-0.5f, 0.5f, true}};
-  constexpr int kKs[] = {1, 3, 5, 7};
-  labkit::SplitMix64 rng(2025);
-  auto pick = [&](int lo, int hi) { return lo + int(rng.next() % std::uint64_t(hi - lo + 1)); };
   double worst = 0;
   int cases = 0, fp32_rule_failures = 0;
-  for (int round = 0; round < 6; ++round)
-    for (const Range& in : inputs)
-      for (const Range& mask : masks) {
-        const int K = kKs[(round + cases) % 4];
-        const Case c = make_case({pick(1, 2), pick(1, 5), pick(1, 4), pick(K, K + 10), pick(K, K + 10), K},
-                                 rng.next(), in, mask);
-        for (Tf32Kernel kind : {Tf32Kernel::float_sum, Tf32Kernel::tensor_core}) {
-          const auto got = tf32_conv(c, kind);
-          const auto r = check::compare(got, c.expected, c.bound, tolerance(c, labkit::Precision::tf32));
-          CAPTURE(labkit::to_string(c.s));
-          CAPTURE(in.lo);
-          CAPTURE(int(kind));
-          CHECK(r.passed());
-          worst = std::max(worst, r.worst);
-          fp32_rule_failures += !check::compare(got, c.expected, c.bound, tolerance(c, labkit::Precision::fp32)).passed();
-        }
-        ++cases;
-      }
+  for (const Case& c : range_sweep(2025, 6)) {
+    for (Tf32Kernel kind : {Tf32Kernel::float_sum, Tf32Kernel::tensor_core}) {
+      const auto got = tf32_conv(c, kind);
+      const auto r = check::compare(got, c.expected, c.bound, tolerance(c, labkit::Precision::tf32));
+      CAPTURE(labkit::to_string(c.s));
+      CAPTURE(check::max_abs(c.in));
+      CAPTURE(int(kind));
+      CHECK(r.passed());
+      worst = std::max(worst, r.worst);
+      fp32_rule_failures += !check::compare(got, c.expected, c.bound, tolerance(c, labkit::Precision::fp32)).passed();
+    }
+    ++cases;
+  }
   CHECK(fp32_rule_failures > cases);  // most runs: tf32 needs its own class
   MESSAGE(cases << " cases x 2 tf32 kernels: worst " << worst << " of allowed; " << fp32_rule_failures
                 << " runs fail the fp32 rule");
