@@ -34,19 +34,8 @@ meson test -C "$build" --no-suite labs --print-errorlogs >"$logs/test.log" 2>&1
 test_status=$?
 cp "$build/meson-logs/testlog.json" "$logs/testlog.json" 2>/dev/null
 
-if ((suites_only)); then
-  echo "================ labkit gpu-test summary (--suites) ================"
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null \
-    | sed 's/^/GPU: /'
-  echo "--- tests (meson test --no-suite labs) ---"
-  grep -E "^ *[0-9]+/[0-9]+ " "$logs/test.log" | sed -E 's/ +/ /g'
-  echo "--- solutions suite: each instructor solution's speedups (from the test log) ---"
-  python3 tools/testlog-summary.py "$build/meson-logs/testlog.json" --reports solutions
-  summary_status=$?
-  [[ $test_status -eq 0 && $summary_status -eq 0 ]]
-  exit
-fi
-
+# The tools' runs (not with --suites).
+if ((!suites_only)); then
 "$build/bench/bench-baseline" --benchmark_counters_tabular=true >"$logs/bench.log" 2>&1
 bench_status=$?
 "$build/grader/labkit" baseline >"$logs/baseline.log" 2>&1
@@ -77,12 +66,14 @@ sanitize_status=$?
 race_status=$?
 "$labkit" calibrate >"$logs/calibrate.txt" 2>&1
 calibrate_status=$?
+fi
 
-echo "================ labkit gpu-test summary ================"
+echo "================ labkit gpu-test summary$( ((suites_only)) && echo " (--suites)") ================"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null \
   | sed 's/^/GPU: /'
 echo "--- tests (meson test --no-suite labs) ---"
 grep -E "^ *[0-9]+/[0-9]+ " "$logs/test.log" | sed -E 's/ +/ /g'
+if ((!suites_only)); then  # the tools' results
 echo "--- benchmark (bench-baseline, exit $bench_status) ---"
 grep -E "^(baseline|Benchmark)" "$logs/bench.log" | grep -v "^-" | head -20
 echo "--- labkit baseline (exit $baseline_status) ---"
@@ -105,9 +96,14 @@ for f in sanitize-solution sanitize-race; do
 done
 echo "--- labkit calibrate (exit $calibrate_status) ---"
 grep -E "^[0-9]{2}-|^lab |calibrate on" "$logs/calibrate.txt"
+fi
 echo "--- solutions suite: each instructor solution's speedups (from the test log) ---"
 python3 tools/testlog-summary.py "$build/meson-logs/testlog.json" --reports solutions
 summary_status=$?
+if ((suites_only)); then
+  [[ $test_status -eq 0 && $summary_status -eq 0 ]]
+  exit
+fi
 [[ $test_status -eq 0 && $summary_status -eq 0 && $bench_status -eq 0 && $baseline_status -eq 0 &&
    $report_status -eq 0 && $compare_status -eq 0 && $profile_status -eq 0 && $sanitize_status -eq 0 &&
    $race_status -eq 1 && $calibrate_status -eq 0 ]]
