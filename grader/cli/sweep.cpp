@@ -9,8 +9,8 @@
 // at a time, so no compiler competes with the timed calls for the CPU. The PTX evidence is the
 // registered one (the default value's): a variant's PTX is not built.
 #include <fmt/format.h>
-#include <unistd.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,12 +21,12 @@
 
 #include "commands.h"
 #include "lab_process.h"
-#include "labkit/random.h"
 #include "labkit/cuda_check.h"
 #include "labkit/device.h"
 #include "labkit/exit_codes.h"
 #include "labkit/judge.h"
 #include "labkit/lab_spec.h"
+#include "labkit/random.h"
 #include "labkit/sweep.h"
 #include "labkit/variant_build.h"
 #include "labkit_config.h"

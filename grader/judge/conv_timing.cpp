@@ -8,8 +8,8 @@
 #include <chrono>
 
 #include "labkit/clocks.h"
-#include "labkit/roofline.h"
 #include "labkit/cuda_check.h"
+#include "labkit/roofline.h"
 #include "labkit/stats.h"
 
 namespace labkit::judge {

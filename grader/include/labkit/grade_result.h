@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "labkit/evidence.h"
-#include "labkit/roofline.h"
 #include "labkit/lab_spec.h"
+#include "labkit/roofline.h"
 #include "labkit/score.h"
 
 namespace labkit {
