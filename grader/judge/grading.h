@@ -38,6 +38,9 @@ struct Context {
   }
   std::chrono::steady_clock::time_point phase_start = std::chrono::steady_clock::now();
   std::vector<int> kit_cpus;  // where the kit's own harness runs (labkit/cpu_partition.h)
+  // The device's free memory just before the lab's process last started (0: unknown): what the
+  // kit's own allocations had to share with it (judge.cpp, out_of_device_memory).
+  std::size_t free_before_lab = 0;
 };
 
 // Each leaves result.verdict empty (correct so far) or sets a failure; throws LabFailure for what

@@ -73,10 +73,43 @@ void mention_todos(const LabUnderTest& lab, GradeResult& r) {
     r.hint = fmt::format("{} still has {} TODO(student) block(s): fill them in first. ", lab.source, todos) + r.hint;
 }
 
+// The kit's own work (the baseline in the kit's harness, the judge's network run) could not
+// allocate device memory while the lab's process was running. If most of what was free just
+// before that process started is gone, the lab's process holds it (a static initializer or a
+// thread can take all it finds): the lab's failure, 0 points, and the message says whose
+// allocation failed. Otherwise something outside both took it: the kit's failure, said as such.
+void out_of_device_memory(const Context& ctx, const std::string& what, GradeResult& r) {
+  constexpr std::size_t kMiB = std::size_t(1) << 20;
+  std::size_t free_now = 0, total = 0;
+  const bool known = cudaMemGetInfo(&free_now, &total) == cudaSuccess;
+  cudaGetLastError();
+  const std::size_t before = ctx.free_before_lab;
+  const std::size_t taken = before > free_now ? before - free_now : 0;
+  if (ctx.harness && known && before > 0 && taken > std::max(std::size_t(4) << 30, before / 2)) {
+    r.verdict = verdict::kCudaError;
+    r.message = fmt::format(
+        "Device memory ran out in the kit's own work ({}) while your lab's process was running: {} MiB of the "
+        "GPU's {} MiB were free just before your lab started, {} MiB are free now. Your lab's process holds the "
+        "other {} MiB.",
+        what, before / kMiB, total / kMiB, free_now / kMiB, taken / kMiB);
+    r.hint = "Allocate device memory in conv_forward_gpu_prolog and free it in the epilog: a lab must not take "
+             "device memory in a static initializer or keep it between calls.";
+    return;
+  }
+  r.verdict = verdict::kKitError;
+  r.message = fmt::format(
+      "The kit ran out of device memory ({}): {} MiB were free before the lab's process started, {} MiB now. "
+      "Another program may be using this GPU's memory; grade again when it is free.",
+      what, before / kMiB, known ? free_now / kMiB : 0);
+}
+
 }  // namespace
 
 Session& Context::start() {
   if (!harness) {
+    std::size_t free_bytes = 0, total = 0;
+    free_before_lab = cudaMemGetInfo(&free_bytes, &total) == cudaSuccess ? free_bytes : 0;
+    cudaGetLastError();
     harness = std::make_unique<Session>(session);
     harness->start();
   }
@@ -90,6 +123,7 @@ SessionOptions Context::kit_session(const std::string& kind) const {
   so.kind = kind;
   so.policy.limits.cpus = kit_cpus;
   so.policy.lock_cpus = false;  // trusted code
+  so.trusted = true;
   return so;
 }
 
@@ -172,6 +206,16 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
     r.verdict = f.verdict;
     r.message = f.message;
     r.hint = f.hint;
+  } catch (const KitHarnessFailure& f) {
+    if (f.cuda_name == "cudaErrorMemoryAllocation") {
+      out_of_device_memory(ctx, "the baseline in the kit's harness", r);
+    } else {
+      r.verdict = verdict::kKitError;
+      r.message = fmt::format("The kit failed while timing the baseline: {}", f.what());
+    }
+  } catch (const CudaError& e) {
+    if (e.code() != cudaErrorMemoryAllocation) throw;
+    out_of_device_memory(ctx, fmt::format("the judge: {}", e.what()), r);
   }
   if (ctx.harness) {
     ctx.harness->close();

@@ -62,6 +62,15 @@ double Session::seconds_left() const {
 }
 
 void Session::start() {
+  if (!o_.trusted) return launch();
+  try {
+    launch();
+  } catch (const LabFailure& f) {
+    throw KitHarnessFailure(f, "");
+  }
+}
+
+void Session::launch() {
   // A harness that dies while we write must be a verdict, not a SIGPIPE that ends the judge.
   ::signal(SIGPIPE, SIG_IGN);
   int req[2], rep[2];
@@ -170,6 +179,16 @@ void Session::ended(const std::string& what) {
 }
 
 json Session::call(json request, const std::string& what, double* wall_ms) {
+  if (!o_.trusted) return exchange(std::move(request), what, wall_ms);
+  failed_cuda_name_.clear();
+  try {
+    return exchange(std::move(request), what, wall_ms);
+  } catch (const LabFailure& f) {
+    throw KitHarnessFailure(f, failed_cuda_name_);
+  }
+}
+
+json Session::exchange(json request, const std::string& what, double* wall_ms) {
   if (!open_) throw std::logic_error("call on a closed session");
   request["tensor_bytes"] = tensors_.bytes();
   const std::uint32_t seq = ++seq_;
@@ -217,6 +236,7 @@ json Session::call(json request, const std::string& what, double* wall_ms) {
   close();
   if (kind == "cuda") {
     const std::string name = reply.value("name", "");
+    failed_cuda_name_ = name;
     const bool address = name == "cudaErrorIllegalAddress" || name == "cudaErrorLaunchFailure";
     throw LabFailure(verdict::kCudaError, fmt::format("A CUDA error during {} ({:.120}):\n{:.2000}", what, phase, message),
                      address ? "An illegal address usually means an index past the end of an array: check the bounds "

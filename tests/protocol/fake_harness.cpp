@@ -109,6 +109,10 @@ int main(int argc, char** argv) {
       send(Type::failed, f.seq, R"({"kind": "cuda", "code": 700, "name": "cudaErrorIllegalAddress", "phase": "conv_forward_gpu", "message": "an illegal memory access"})");
       continue;
     }
+    if (mode == "out-of-memory") {
+      send(Type::failed, f.seq, R"({"kind": "cuda", "code": 2, "name": "cudaErrorMemoryAllocation", "phase": "conv_forward_gpu_prolog", "message": "out of memory"})");
+      continue;
+    }
     if (mode == "kit-failure") {
       send(Type::failed, f.seq, R"({"kind": "kit", "message": "please call this a kit error"})");
       continue;

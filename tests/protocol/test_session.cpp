@@ -119,6 +119,31 @@ TEST_CASE("failure reports: the lab's CUDA error is its verdict; a claimed kit f
   expect("kit-failure", verdict::kProtocolError, "please call this a kit error");
 }
 
+TEST_CASE("the kit's own harness: its failures are the kit's to attribute, never the lab's verdict") {
+  for (auto sandbox : modes()) {
+    for (const char* mode : {"out-of-memory", "cuda-failure", "crash-on-request", "exit-before-hello"}) {
+      CAPTURE(mode);
+      SessionOptions o = options(mode, sandbox);
+      o.trusted = true;
+      Session s(o);
+      std::string cuda_name = "not thrown";
+      try {
+        s.start();
+        s.call({{"op", "run"}}, "conv_forward_gpu_prolog (the baseline)");
+      } catch (const labkit::KitHarnessFailure& f) {
+        cuda_name = f.cuda_name;
+        CHECK_MESSAGE(std::string(f.what()).find("the kit's own harness") == 0, f.what());
+      } catch (const LabFailure& f) {
+        FAIL("a trusted session threw the lab's failure: " << f.message);
+      }
+      const std::string want = std::string(mode) == "out-of-memory" ? "cudaErrorMemoryAllocation"
+                               : std::string(mode) == "cuda-failure" ? "cudaErrorIllegalAddress"
+                                                                     : "";
+      CHECK(cuda_name == want);
+    }
+  }
+}
+
 TEST_CASE("reply fields are validated before use") {
   const nlohmann::json nan_time = nlohmann::json::parse(R"({"event_ms": "nan"})");
   CHECK_THROWS_AS(labkit::number(nan_time, "event_ms", 0, 1e7), LabFailure);

@@ -38,6 +38,14 @@ struct LabFailure : std::runtime_error {
   std::string verdict, message, hint;
 };
 
+// What a trusted session (the kit's own harness: the baseline) throws instead of LabFailure: its
+// failure is the kit's, or what the lab's process did to the shared GPU (judge.cpp decides which).
+struct KitHarnessFailure : std::runtime_error {
+  KitHarnessFailure(const LabFailure& f, std::string cuda_name)
+      : std::runtime_error("the kit's own harness: " + f.message), cuda_name(std::move(cuda_name)) {}
+  std::string cuda_name;  // "cudaErrorMemoryAllocation" for a CUDA failure, else empty
+};
+
 // The shared-memory file tensors travel in; offsets are bytes from its start.
 class TensorFile {
  public:
@@ -80,6 +88,7 @@ struct SessionOptions {
   std::vector<std::string> harness_args;  // before --channel (the kit's protocol tests)
   double startup_s = 60;           // for hello
   std::chrono::steady_clock::time_point deadline;  // of the whole lab
+  bool trusted = false;            // the kit's own harness: failures throw KitHarnessFailure
 };
 
 class Session {
@@ -96,12 +105,15 @@ class Session {
 
  private:
   [[noreturn]] void ended(const std::string& what);
+  void launch();
+  nlohmann::json exchange(nlohmann::json request, const std::string& what, double* wall_ms);
   SessionOptions o_;
   TensorFile tensors_;
   HarnessProcess process_;
   int request_fd_ = -1, reply_fd_ = -1;
   std::uint32_t seq_ = 0;
   bool open_ = false;
+  std::string failed_cuda_name_;  // of the last `failed` reply
 };
 
 // Validated reads of a reply's fields (protocol-error otherwise).
