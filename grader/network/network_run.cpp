@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <memory>
 #include <stdexcept>
 
@@ -103,6 +104,11 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   r.batch = opt.batch;
   r.model_dir = opt.model_dir.string();
 
+  // CUDA's start-up (a second or so at batch 10000's sizes) overlaps the loading: both count in
+  // Total Execution Time, and neither needs the other.
+  std::future<std::unique_ptr<L2Flush>> cuda_started;
+  if (backend.gpu || backend.remote)
+    cuda_started = std::async(std::launch::async, [] { return std::make_unique<L2Flush>(); });
   set_phase("loading the data");
   const auto load_start = Clock::now();
   const ImageSet all = load_image_set(opt.data_dir, Split::test);
@@ -127,7 +133,7 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   std::unique_ptr<L2Flush> flush;
   if (backend.gpu || backend.remote) {
     set_phase("CUDA start-up");
-    flush = std::make_unique<L2Flush>();
+    flush = cuda_started.get();
     r.device = device_info().summary();
   } else {
     r.device = "CPU";
