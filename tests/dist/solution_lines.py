@@ -7,7 +7,7 @@ characters, not a comment or #include, that appears in no skeleton (labs/*/kerne
 them all) and nowhere in reference/ (the public baseline and reference code). Every text file of
 the export is searched for every such line; each hit is printed as file:line and fails the check.
 The labs are staged, so a later lab's skeleton carries earlier labs' techniques (08's skeleton
-reads its mask from constant memory, 02's subject): those lines are counted and printed as a note.
+gives lab 01's unrolled loop): those lines are counted and printed as a note.
 Exit 0: no hit (prints how many lines were looked for); 1: hits or nothing to look for.
 """
 import os
