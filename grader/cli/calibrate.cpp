@@ -85,6 +85,11 @@ int run_calibrate(const CalibrateOptions& o) {
   int failures = 0;
   std::vector<std::pair<const LabEntry*, GpuTarget>> proposals;
   for (const LabEntry& lab : selected) {
+    if (!load_lab_spec(lab.lab_json).tiers.empty()) {
+      fmt::print("{:<20} {:>8} {:>9} {:>18} {:>9}  tiered (lab.json \"tiers\"): the same on every GPU, nothing to calibrate\n",
+                 lab.id, "-", "-", "-", "-");
+      continue;
+    }
     fmt::print(stderr, "grading {} (solution) ...\n", lab.id);
     judge::Options jo;
     jo.fixtures = LABKIT_FIXTURES_SMALL;

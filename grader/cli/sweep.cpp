@@ -91,7 +91,9 @@ int run_sweep(SweepOptions& o) {
     }
     choose_sandbox(o.sandbox, jo);  // throws with what to do when bubblewrap cannot run
     result.device = device_info().name;
-    result.timed_region = to_string(load_lab_spec(lab.lab_json, lab.id).timed);
+    const LabSpec spec = load_lab_spec(lab.lab_json, lab.id);
+    result.timed_region = to_string(spec.timed);
+    if (result.batch <= 0) result.batch = spec.batch;
     jo.seed_given = !o.seed.empty();
     try {
       // One seed for every value: each build meets the same random cases.

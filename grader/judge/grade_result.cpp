@@ -69,7 +69,7 @@ nlohmann::json to_json(const GradeResult& r) {
       {"tolerance", r.tolerance},
       {"cases", cases},
       {"timing", {{"measured", r.timed}, {"shapes", timing}, {"speedup", r.speedup},
-                  {"speedup_low", r.speedup_low}, {"speedup_high", r.speedup_high},
+                  {"speedup_low", r.speedup_low}, {"speedup_high", r.speedup_high}, {"speedup_of", r.speedup_of},
                   {"target_speedup", r.target_speedup}, {"target_source", r.target_source},
                   {"peaks", peaks}}},
       {"evidence", {{"ok", r.evidence.ok}, {"kernels", r.evidence.kernels}, {"patterns", findings},

@@ -34,9 +34,25 @@ void finish_verdict(const LabSpec& spec, GradeResult& r) {
     r.speedup = stats::geometric_mean(mid);
     r.speedup_low = stats::geometric_mean(low);
     r.speedup_high = stats::geometric_mean(high);
+    if (spec.speedup_of == SpeedupOf::total) {
+      // The baseline's total over the lab's: each shape's lab time is its baseline time over its
+      // speedup, so the interval's ends come from the shapes' ends, weighted by baseline time.
+      double base = 0, lab_mid = 0, lab_at_low = 0, lab_at_high = 0;
+      for (std::size_t i = 0; i < r.timing.size(); ++i) {
+        const double b = r.timing[i].base_ms;
+        base += b;
+        lab_mid += b / std::max(mid[i], 1e-9);
+        lab_at_low += b / low[i];
+        lab_at_high += b / high[i];
+      }
+      r.speedup = base / lab_mid;
+      r.speedup_low = base / lab_at_low;
+      r.speedup_high = base / lab_at_high;
+    }
   }
+  r.speedup_of = to_string(spec.speedup_of);
   r.score = compute_score({spec.points, spec.correctness_share, spec.target_speedup, correct, r.timed, r.speedup,
-                           r.evidence.ok && host_ok, true});
+                           r.evidence.ok && host_ok, true, spec.tiers});
   if (!correct) {
     // No credit at all for a lab the judge could not believe or could not finish, whatever its output.
     if (r.verdict != verdict::kIncorrect && !r.score.lines.empty())
@@ -141,12 +157,14 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   r.role = lab.role;
   r.kernel_source = lab.source;
   r.seed = opt.seed;
-  r.batch = opt.batch;
   // The lab's harness and the kit's (the baseline) on disjoint CPUs: a lab that spins threads
   // between its calls cannot slow the baseline's host side (labkit/cpu_partition.h).
   const CpuPartition cpus = split_cpus();
   r.sandbox = opt.evidence_only ? "" : sandbox::describe(opt.sandbox, opt.probe, cpus.describe());
   LabSpec spec = load_lab_spec(lab.lab_json, lab.id);
+  Options resolved = opt;  // the grading batch: --batch, else the lab's
+  if (resolved.batch <= 0) resolved.batch = spec.batch;
+  r.batch = resolved.batch;
   r.title = spec.title;
   r.kind = to_string(spec.kind);
   r.precision = to_string(spec.precision);
@@ -184,7 +202,7 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   r.peak_sm_clock_mhz = d.peak_sm_clock_mhz;
   r.max_sm_clock_mhz = read_sm_clock().max_sm_mhz;
 
-  Context ctx{lab, spec, opt, r, {}, nullptr, {}, std::chrono::steady_clock::now(), {}};
+  Context ctx{lab, spec, resolved, r, {}, nullptr, {}, std::chrono::steady_clock::now(), {}};
   ctx.session.harness = lab.harness;
   ctx.session.lab_id = lab.id;
   ctx.session.kind = to_string(spec.kind);

@@ -51,7 +51,9 @@ struct Reader {
 
 constexpr std::pair<const char*, LabKind> kKinds[] = {{"conv", LabKind::conv}, {"map", LabKind::map}};
 constexpr std::pair<const char*, Precision> kPrecisions[] = {
-    {"fp32", Precision::fp32}, {"fp16", Precision::fp16}, {"tf32", Precision::tf32}};
+    {"fp32", Precision::fp32}, {"fp16", Precision::fp16}, {"tf32", Precision::tf32}, {"any", Precision::any}};
+constexpr std::pair<const char*, SpeedupOf> kSpeedupOf[] = {{"geometric-mean", SpeedupOf::geometric_mean},
+                                                            {"total", SpeedupOf::total}};
 constexpr std::pair<const char*, TimedRegion> kRegions[] = {{"op", TimedRegion::op},
                                                             {"layer", TimedRegion::layer}};
 constexpr std::pair<const char*, HostEvidence> kHostEvidence[] = {
@@ -59,14 +61,16 @@ constexpr std::pair<const char*, HostEvidence> kHostEvidence[] = {
 
 const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision", "timed",
                                      "target_speedup", "targets_by_gpu", "correctness_share", "evidence",
-                                     "host_evidence", "hints", "map", "network_accuracy"};
+                                     "host_evidence", "hints", "map", "network_accuracy", "batch",
+                                     "speedup_of", "tiers"};
 
 }  // namespace
 
 const char* to_string(LabKind k) { return k == LabKind::conv ? "conv" : "map"; }
 const char* to_string(Precision p) {
-  return p == Precision::fp32 ? "fp32" : p == Precision::fp16 ? "fp16" : "tf32";
+  return p == Precision::fp32 ? "fp32" : p == Precision::fp16 ? "fp16" : p == Precision::tf32 ? "tf32" : "any";
 }
+const char* to_string(SpeedupOf s) { return s == SpeedupOf::total ? "total" : "geometric-mean"; }
 const char* to_string(TimedRegion t) { return t == TimedRegion::op ? "op" : "layer"; }
 const char* to_string(HostEvidence h) {
   return h == HostEvidence::streams ? "streams" : "no_extra_memory";
@@ -184,6 +188,27 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
     a.max_drop_points = n.number("max_drop_points", 0, 100, "accuracy points from 0 to 100");
     a.images = static_cast<int>(n.number("images", 1, 1e6, "an integer from 1 to 10^6"));
     s.network_accuracy = a;
+  }
+  if (root.contains("batch")) {
+    if (s.kind != LabKind::conv) r.fail("\"batch\" is only allowed when \"kind\" is \"conv\"");
+    s.batch = static_cast<int>(r.number("batch", 1, 10000, "an integer from 1 to 10000"));
+  }
+  if (root.contains("speedup_of")) s.speedup_of = r.choice("speedup_of", kSpeedupOf);
+  if (root.contains("tiers")) {
+    const json& t = root.at("tiers");
+    if (!t.is_array() || t.empty()) r.fail("\"tiers\" must be a non-empty array of ascending speedups above 1");
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const Reader one{file, json{{"tier", t[i]}}};
+      const double v = one.number("tier", 1.0001, 1e6, "a speedup above 1");
+      if (!s.tiers.empty() && v <= s.tiers.back())
+        r.fail(fmt::format("\"tiers\" must ascend: tiers[{}] = {} is not above {}", i, v, s.tiers.back()));
+      s.tiers.push_back(v);
+    }
+    if (std::abs(s.tiers.back() - s.target_speedup) > 1e-9)
+      r.fail(fmt::format("the last of \"tiers\" ({}) must equal \"target_speedup\" ({})", s.tiers.back(),
+                         s.target_speedup));
+    if (!s.targets_by_gpu.empty())
+      r.fail("a lab with \"tiers\" has no \"targets_by_gpu\": its tiers hold on every GPU");
   }
   return s;
 }

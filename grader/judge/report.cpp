@@ -99,7 +99,7 @@ void timing(std::string& out, const json& r) {
                        s.value("sm_clock_mhz", 0), flags);
   }
   out += fmt::format("  {:<26} {:>12} {:>10} {:>8.2f}x  [{:.3f}, {:.3f}]   target {:.2f}x\n",
-                     "geometric mean", "", "", num(t, "speedup"), num(t, "speedup_low"),
+                     str(t, "speedup_of") == "total" ? "total (summed times)" : "geometric mean", "", "", num(t, "speedup"), num(t, "speedup_low"),
                      num(t, "speedup_high"), num(t, "target_speedup"));
   if (!str(t, "target_source").empty()) out += fmt::format("  target: {}\n", str(t, "target_source"));
   roofline(out, t, str(sub(r, "lab"), "precision"));

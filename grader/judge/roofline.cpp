@@ -65,7 +65,7 @@ Peaks device_peaks() {
 }
 
 double compute_peak(const Peaks& p, const std::string& precision) {
-  if (precision == "fp16" && p.fp16_tensor_macs_per_s > 0) return p.fp16_tensor_macs_per_s;
+  if ((precision == "fp16" || precision == "any") && p.fp16_tensor_macs_per_s > 0) return p.fp16_tensor_macs_per_s;
   if (precision == "tf32" && p.tf32_tensor_macs_per_s > 0) return p.tf32_tensor_macs_per_s;
   return p.fp32_macs_per_s;
 }
@@ -78,7 +78,7 @@ Roofline of(double macs, double bytes, double ms, const Peaks& p, const std::str
   r.gflops = 2 * macs_per_s / 1e9;
   r.gbps = bytes_per_s / 1e9;
   if (p.fp32_macs_per_s > 0) r.pct_fp32 = 100 * macs_per_s / p.fp32_macs_per_s;
-  const double tensor = precision == "fp16" ? p.fp16_tensor_macs_per_s : precision == "tf32" ? p.tf32_tensor_macs_per_s : 0;
+  const double tensor = precision == "fp16" || precision == "any" ? p.fp16_tensor_macs_per_s : precision == "tf32" ? p.tf32_tensor_macs_per_s : 0;
   if (tensor > 0) r.pct_tensor = 100 * macs_per_s / tensor;
   if (p.bytes_per_s > 0) r.pct_memory = 100 * bytes_per_s / p.bytes_per_s;
   const double peak = compute_peak(p, precision);

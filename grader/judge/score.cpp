@@ -27,6 +27,13 @@ Score compute_score(const ScoreInput& in) {
     why = "0: work ran outside the timed region, so the speedup cannot be trusted";
   } else if (!in.evidence_ok) {
     why = "0: the technique's evidence is missing (see Evidence)";
+  } else if (!in.tiers.empty()) {
+    const auto reached = std::count_if(in.tiers.begin(), in.tiers.end(), [&](double t) { return in.speedup >= t; });
+    perf = perf_max * double(reached) / double(in.tiers.size());
+    std::string steps;
+    for (const double t : in.tiers) steps += fmt::format("{}{:.2f}x", steps.empty() ? "" : ", ", t);
+    why = fmt::format("speedup {:.2f}x reaches {} of the tiers ({}): {} of {:g}", in.speedup, reached, steps,
+                      perf, perf_max);
   } else {
     const double fraction =
         in.speedup > 0 ? std::clamp(std::log(in.speedup) / std::log(in.target_speedup), 0.0, 1.0) : 0;

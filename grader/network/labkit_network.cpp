@@ -46,7 +46,7 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     else rest.push_back(a);
   }
   if (harness.empty() || lab.empty()) {
-    fmt::print(stderr, "usage: labkit-network lab --harness EXE --lab ID [--precision fp32|fp16] [--sandbox bubblewrap|none] "
+    fmt::print(stderr, "usage: labkit-network lab --harness EXE --lab ID [--precision fp32|fp16|tf32|any] [--sandbox bubblewrap|none] "
                        "--network --batch N --data DIR --model DIR [--op-repeats R]\n");
     return labkit::exit_code::kUsage;
   }
@@ -81,6 +81,7 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     };
     const labkit::Precision p = precision == "fp16"   ? labkit::Precision::fp16
                                 : precision == "tf32" ? labkit::Precision::tf32
+                                : precision == "any"  ? labkit::Precision::any
                                                       : labkit::Precision::fp32;
     labkit::network::RemoteConv conv;
     labkit::network::ConvBackend backend{

@@ -66,6 +66,24 @@ TEST_CASE("mistakes are named") {
   CHECK(map_lab.map.niterations == 4);
 }
 
+TEST_CASE("a capstone: any precision, its own batch, the total's speedup and tiers") {
+  const std::string g = replace(replace(kGood, "\"fp32\"", "\"any\""), "\"target_speedup\": 1.8,",
+                                "\"target_speedup\": 20, \"batch\": 10000, \"speedup_of\": \"total\", \"tiers\": [4, 10, 20],");
+  const auto s = labkit::load_lab_spec(write(g));
+  CHECK(s.precision == labkit::Precision::any);
+  CHECK(s.batch == 10000);
+  CHECK(s.speedup_of == labkit::SpeedupOf::total);
+  CHECK(s.tiers == std::vector<double>{4, 10, 20});
+  CHECK(labkit::load_lab_spec(write(kGood)).batch == 1000);
+  CHECK(error_of(replace(g, "[4, 10, 20]", "[4, 20, 10]")).find("\"tiers\" must ascend: tiers[2] = 10") != std::string::npos);
+  CHECK(error_of(replace(g, "[4, 10, 20]", "[4, 10]")).find("the last of \"tiers\" (10) must equal \"target_speedup\" (20)") != std::string::npos);
+  CHECK(error_of(replace(g, "[4, 10, 20]", "[]")).find("non-empty array") != std::string::npos);
+  CHECK(error_of(replace(g, "\"total\"", "\"sum\"")).find("\"speedup_of\" must be \"geometric-mean\" or \"total\"") != std::string::npos);
+  CHECK(error_of(replace(g, "10000", "20000")).find("\"batch\" must be an integer from 1 to 10000") != std::string::npos);
+  CHECK(error_of(replace(g, "\"tiers\"", "\"targets_by_gpu\": {\"X\": {\"target_speedup\": 2}}, \"tiers\""))
+            .find("a lab with \"tiers\" has no \"targets_by_gpu\"") != std::string::npos);
+}
+
 TEST_CASE("targets_by_gpu: the target of the GPU model grading, else the default, and why") {
   const auto spec = labkit::load_lab_spec(write(replace(kGood, R"("target_speedup": 1.8,)",
       R"("target_speedup": 1.8, "targets_by_gpu": {

@@ -32,6 +32,19 @@ TEST_CASE("score follows design.md: nothing if wrong, share if correct, log-scal
   CHECK(s.lines.size() == 2);
 }
 
+TEST_CASE("tiers: the performance part in equal steps, one per tier reached") {
+  ScoreInput in{6, 0.5, 20.0, true, true, 12.0, true, true, {4.0, 10.0, 20.0}};
+  auto s = compute_score(in);
+  CHECK(s.total == doctest::Approx(3 + 3 * 2.0 / 3));  // 12x reaches 4x and 10x
+  CHECK(s.lines.back().why.find("reaches 2 of the tiers (4.00x, 10.00x, 20.00x)") != std::string::npos);
+  in.speedup = 3.99;
+  CHECK(compute_score(in).total == doctest::Approx(3));
+  in.speedup = 20;
+  CHECK(compute_score(in).total == doctest::Approx(6));
+  in.evidence_ok = false;  // no evidence, no tier
+  CHECK(compute_score(in).total == doctest::Approx(3));
+}
+
 TEST_CASE("median, its 95% interval and geometric mean") {
   CHECK(labkit::stats::median({3, 1, 2}) == 2);
   CHECK(labkit::stats::median({4, 1, 2, 3}) == 2.5);

@@ -108,7 +108,8 @@ struct GradeResult {
   std::vector<CaseReport> cases;
   std::vector<ShapeTiming> timing;
   bool timed = false;
-  double speedup = 0, speedup_low = 0, speedup_high = 0;  // geometric mean over shapes
+  double speedup = 0, speedup_low = 0, speedup_high = 0;  // over the shapes, as speedup_of says
+  std::string speedup_of = "geometric-mean";  // or "total": the baseline's summed time over the lab's
   double target_speedup = 0;
   std::optional<roofline::Peaks> peaks;  // the device's, where a shape got a roofline
   std::string target_source;  // which target and why: "calibrated for <GPU> ...", or the default

@@ -37,7 +37,7 @@ struct LabUnderTest {
 struct Options {
   std::uint64_t seed = 0;
   bool seed_given = false;
-  int batch = 1000;
+  int batch = 0;  // of the grading shapes; 0: the lab's (lab.json "batch", else 1000)
   int random_cases = 3;
   std::string fixtures;             // manifest of the correctness fixtures
   std::string data_dir, model_dir;  // the network's test set and model (lab.json network_accuracy)

@@ -7,7 +7,8 @@
 //       title              one line for reports
 //       points             > 0, the lab's weight in the course
 //       kind               "conv" (the three-phase conv API) or "map" (the elementwise API)
-//       precision          "fp32", "fp16" or "tf32": picks the tolerance (docs/grading.md)
+//       precision          "fp32", "fp16", "tf32" or "any": picks the tolerance (docs/grading.md);
+//                          "any" (a lab that may use any arithmetic) gets the loosest, fp16's
 //       timed              "op" (conv_forward_gpu alone) or "layer" (prolog + op + epilog)
 //       target_speedup     > 1: the speedup over the baseline that earns the full performance part,
 //                          on a GPU that targets_by_gpu does not name
@@ -27,6 +28,13 @@
 //                          most max_drop_points percentage points worse with the lab's conv than
 //                          with the baseline's; a conv that passes the per-element tolerance but
 //                          rounds the same way everywhere (fp16 sums) fails here
+//       batch              optional, conv labs: the grading shapes' batch (default 1000; `--batch`
+//                          overrides it)
+//       speedup_of         optional: "geometric-mean" (default: of the grading shapes' speedups) or
+//                          "total" (the baseline's total time over the lab's: conv1 + conv2 time)
+//       tiers              optional: ascending speedups above 1, the last equal to target_speedup;
+//                          the performance part is paid per tier reached (labkit/score.h). A tiered
+//                          lab has no targets_by_gpu: its tiers are the same on every GPU
 //   * load() throws LabSpecError with one line naming the file, the key and what was expected.
 //     Unknown keys are errors too: a typo ("target_speedups") must not silently fall back.
 #pragma once
@@ -47,7 +55,8 @@ class LabSpecError : public std::runtime_error {
 };
 
 enum class LabKind { conv, map };
-enum class Precision { fp32, fp16, tf32 };
+enum class Precision { fp32, fp16, tf32, any };
+enum class SpeedupOf { geometric_mean, total };
 enum class TimedRegion { op, layer };
 enum class HostEvidence { streams, no_extra_memory };
 
@@ -55,6 +64,7 @@ const char* to_string(LabKind);
 const char* to_string(Precision);
 const char* to_string(TimedRegion);
 const char* to_string(HostEvidence);
+const char* to_string(SpeedupOf);
 
 struct MapWorkload {
   int dimx = 8192, dimy = 8192, niterations = 16;
@@ -97,6 +107,9 @@ struct LabSpec {
   std::string hint_correctness, hint_performance, hint_evidence;
   MapWorkload map;
   std::optional<NetworkAccuracy> network_accuracy;
+  int batch = 1000;
+  SpeedupOf speedup_of = SpeedupOf::geometric_mean;
+  std::vector<double> tiers;
 
   // The calibrated target of `gpu` (exact name), else target_speedup.
   ChosenTarget target_for(const std::string& gpu) const;

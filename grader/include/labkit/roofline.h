@@ -33,7 +33,7 @@ Peaks peaks_for(int cc_major, int cc_minor, int sms, int sm_clock_khz, int mem_c
 // The current device's (throws labkit::CudaError).
 Peaks device_peaks();
 
-// Which peak bounds the arithmetic of a lab of this precision ("fp32", "fp16", "tf32").
+// Which peak bounds the arithmetic of a lab of this precision ("fp32", "fp16", "tf32"; "any": fp16's).
 double compute_peak(const Peaks& p, const std::string& precision);
 
 struct Roofline {

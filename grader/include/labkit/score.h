@@ -5,6 +5,8 @@
 //   + (1 - correctness_share) * points * clamp(ln(speedup) / ln(target_speedup), 0, 1)
 //     only with the technique's evidence present and the speedup measured honestly (no work
 //     hidden outside the timed region); otherwise that part is 0 and a line says why.
+//   With tiers (lab.json "tiers", ascending speedups, the last one the target), the performance
+//   part is paid in equal steps instead: tiers reached / tiers, times its points.
 // A speedup at or below 1 earns no performance points; at or above the target, all of them.
 #pragma once
 
@@ -20,6 +22,7 @@ struct ScoreInput {
   double speedup = 0;
   bool evidence_ok = false;
   bool honest_timing = true;   // false: work ran outside the timed region
+  std::vector<double> tiers;   // empty: ln-scaled to target_speedup
 };
 
 struct ScoreLine {
