@@ -62,9 +62,23 @@ double Session::seconds_left() const {
 }
 
 void Session::start() {
+  spawn();
+  greet();
+}
+
+void Session::spawn() {
   if (!o_.trusted) return launch();
   try {
     launch();
+  } catch (const LabFailure& f) {
+    throw KitHarnessFailure(f, "");
+  }
+}
+
+void Session::greet() {
+  if (!o_.trusted) return await_hello();
+  try {
+    await_hello();
   } catch (const LabFailure& f) {
     throw KitHarnessFailure(f, "");
   }
@@ -106,7 +120,9 @@ void Session::launch() {
   request_fd_ = req[1];
   reply_fd_ = rep[0];
   open_ = true;
+}
 
+void Session::await_hello() {
   wire::Frame f;
   std::string why;
   const auto deadline = std::min(o_.deadline, Clock::now() + std::chrono::milliseconds(long(o_.startup_s * 1000)));

@@ -69,15 +69,17 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     so.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(20);
     std::unique_ptr<labkit::L2Flush> flush;
     labkit::Session session(so);
-    // This side's CUDA start-up and the lab's harness (its sandbox, its own CUDA start-up) begin
+    // This side's CUDA start-up and the lab's harness (its sandbox, its own CUDA start-up) go on
     // while the network loads the test set and the model: all of it counts in Total Execution
-    // Time, and neither needs the other. The first conv waits for them (and rethrows their failure).
-    std::future<void> started = std::async(std::launch::async, [&] {
-      flush = std::make_unique<labkit::L2Flush>();
-      session.start();
-    });
-    auto ready = [&started] {
+    // Time, and neither needs the other. The first conv waits for both (and rethrows a failure).
+    // The harness is spawned from this thread: its sandbox dies with the thread that spawned it.
+    session.spawn();
+    std::future<void> started = std::async(std::launch::async, [&] { flush = std::make_unique<labkit::L2Flush>(); });
+    bool greeted = false;
+    auto ready = [&] {
       if (started.valid()) started.get();
+      if (!greeted) session.greet();
+      greeted = true;
     };
     const labkit::Precision p = precision == "fp16"   ? labkit::Precision::fp16
                                 : precision == "tf32" ? labkit::Precision::tf32

@@ -95,7 +95,12 @@ class Session {
  public:
   explicit Session(SessionOptions options);
   ~Session();
-  void start();
+  void start();  // spawn(), then greet()
+  // The two halves of start(), for a caller with work to do while the harness starts up. Call
+  // spawn() from a thread that outlives the harness: the sandbox dies with the thread that
+  // spawned it (labkit/sandbox.h).
+  void spawn();  // the harness's process, in its sandbox
+  void greet();  // waits for its hello (its static initializers and CUDA start-up) and checks it
   nlohmann::json call(nlohmann::json request, const std::string& what, double* wall_ms = nullptr);
   double round_trip_ms();
   TensorFile& tensors() { return tensors_; }
@@ -106,6 +111,7 @@ class Session {
  private:
   [[noreturn]] void ended(const std::string& what);
   void launch();
+  void await_hello();
   nlohmann::json exchange(nlohmann::json request, const std::string& what, double* wall_ms);
   SessionOptions o_;
   TensorFile tensors_;
