@@ -106,8 +106,11 @@ __global__ void __launch_bounds__(kThreads)
 
   // TODO(student): store the RM x RP tile, skipping maps past M - 1 and pixels past W_out - 1. A
   // row of RP pixels may go out as float4 (or float2) stores when W_out is a multiple of 4 (or 2).
-  // Map m0 + i of the same pixel is HW = H_out * W_out floats further.
-  output[((b * M + m0) * H_out + h) * W_out + w0] = acc;
+  // Map m0 + i of the same pixel is HW = H_out * W_out floats further. The one output of the loop
+  // above (acc, map m0, pixel w0 of row h) belongs at output[((b * M + m0) * H_out + h) * W_out + w0]:
+  // storing just that makes this kernel correct (and as slow as the baseline) before you tile it.
+  (void)acc;
+  (void)output;
   (void)HW;
 }
 

@@ -147,26 +147,16 @@ __global__ void __launch_bounds__(Cfg::threads)
   }
   (void)CK;
 
-  // d0, d1: map m0 + g, columns 2t, 2t + 1; d2, d3: map m0 + g + 8.
-  const int w = w0 + warp * 8 + 2 * t;
-  const bool pairs = W_out % 2 == 0;  // then w even means an 8-byte aligned float2
-#pragma unroll
-  for (int j = 0; j < J; ++j) {
-    const int h = h0 + j;
-    if (h >= H_out) break;
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int m = m0 + g + 8 * half;
-      if (m >= M) continue;
-      float* out = output + ((std::size_t(b) * M + m) * H_out + h) * W_out + w;
-      if (pairs) {
-        if (w < W_out) *reinterpret_cast<float2*>(out) = make_float2(acc[j][2 * half], acc[j][2 * half + 1]);
-      } else {
-        if (w < W_out) out[0] = acc[j][2 * half];
-        if (w + 1 < W_out) out[1] = acc[j][2 * half + 1];
-      }
-    }
-  }
+  // TODO(student): store the accumulators. Thread (g, t) holds, for output row h0 + j:
+  //   acc[j][0], acc[j][1]: map m0 + g,     columns w0 + warp * 8 + 2t and 2t + 1
+  //   acc[j][2], acc[j][3]: map m0 + g + 8, the same columns
+  // (the D fragment of m16n8k8, the table at the top). Skip rows past H_out - 1, maps past M - 1
+  // and columns past W_out - 1; when W_out is even the two columns are one aligned float2 store.
+  // With the fp32 loops above this makes the kernel correct; then bring in the tensor cores.
+  (void)acc;
+  (void)output;
+  (void)H_out;
+  (void)W_out;
 }
 
 template <class Cfg>
