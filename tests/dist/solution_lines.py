@@ -2,7 +2,7 @@
 """Greps a student distribution for solution code.
 
   solution_lines.py KIT_ROOT EXPORT_DIR
-A solution-only line is a line of solutions/<lab>/kernel.cu, whitespace-trimmed, of at least 24
+A solution-only line is a line of solutions/<lab>/kernel.cu (or a header beside it), whitespace-trimmed, of at least 24
 characters, not a comment or #include, that appears in no skeleton (labs/*/kernel.cu: students get
 them all) and nowhere in reference/ (the public baseline and reference code). Every text file of
 the export is searched for every such line; each hit is printed as file:line and fails the check.
@@ -35,10 +35,12 @@ def solution_only(root):
     staged = {}
     sol_root = os.path.join(root, "solutions")
     for lab in sorted(os.listdir(sol_root)):
-        sol = os.path.join(sol_root, lab, "kernel.cu")
-        if not os.path.isfile(sol):
+        folder = os.path.join(sol_root, lab)
+        if not os.path.isdir(folder):
             continue
-        for line in norm_lines(sol):
+        # kernel.cu and what it keeps beside it (11's and 12's kernels are in headers)
+        files = sorted(f for f in os.listdir(folder) if f.endswith((".cu", ".cuh", ".h")))
+        for line in [l for f in files for l in norm_lines(os.path.join(folder, f))]:
             if len(line) < MIN_LEN or line.startswith(("//", "/*", "*", "#include")) or line in public:
                 continue
             if line in skeletons.get(lab, set()):
