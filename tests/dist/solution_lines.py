@@ -2,12 +2,13 @@
 """Greps a student distribution for solution code.
 
   solution_lines.py KIT_ROOT EXPORT_DIR
-A solution-only line is a line of solutions/<lab>/kernel.cu (or a header beside it), whitespace-trimmed, of at least 24
-characters, not a comment or #include, that appears in no skeleton (labs/*/kernel.cu: students get
-them all) and nowhere in reference/ (the public baseline and reference code). Every text file of
-the export is searched for every such line; each hit is printed as file:line and fails the check.
-The labs are staged, so a later lab's skeleton carries earlier labs' techniques (08's skeleton
-gives lab 01's unrolled loop): those lines are counted and printed as a note.
+A solution-only line is a line of solutions/<lab>/kernel.cu (or a header beside it),
+whitespace-trimmed, of at least 24 characters, not a comment or #include, that appears in no
+skeleton (labs/*/kernel.cu: students get them all) and nowhere in reference/ or grader/ (the public
+baseline, reference and kit code). Every text file of the export is searched for every such line;
+each hit is printed as file:line and fails the check. The labs are staged, so a later lab's
+skeleton carries earlier labs' techniques (08's skeleton gives lab 01's unrolled loop): those lines
+are counted and printed as a note.
 Exit 0: no hit (prints how many lines were looked for); 1: hits or nothing to look for.
 """
 import os
@@ -26,9 +27,12 @@ def norm_lines(path):
 
 def solution_only(root):
     public = set()
-    for d, _, files in os.walk(os.path.join(root, "reference")):
-        for name in files:
-            public.update(norm_lines(os.path.join(d, name)))
+    # The kit's own code ships with every export: a line it holds (a CUDA call any kernel makes)
+    # gives nothing away.
+    for top in ("reference", "grader"):
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for name in files:
+                public.update(norm_lines(os.path.join(d, name)))
     labs_root = os.path.join(root, "labs")
     skeletons = {lab: set(norm_lines(os.path.join(labs_root, lab, "kernel.cu"))) for lab in os.listdir(labs_root)}
     out = {}
