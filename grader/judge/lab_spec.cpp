@@ -70,6 +70,11 @@ const char* to_string(LabKind k) { return k == LabKind::conv ? "conv" : "map"; }
 const char* to_string(Precision p) {
   return p == Precision::fp32 ? "fp32" : p == Precision::fp16 ? "fp16" : p == Precision::tf32 ? "tf32" : "any";
 }
+Precision precision_from_string(const std::string& name) {
+  for (const auto& [spelled, p] : kPrecisions)
+    if (name == spelled) return p;
+  throw std::invalid_argument(fmt::format("unknown precision \"{}\" (expected fp32, fp16, tf32 or any)", name));
+}
 const char* to_string(SpeedupOf s) { return s == SpeedupOf::total ? "total" : "geometric-mean"; }
 const char* to_string(TimedRegion t) { return t == TimedRegion::op ? "op" : "layer"; }
 const char* to_string(HostEvidence h) {

@@ -81,10 +81,7 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
       if (!greeted) session.greet();
       greeted = true;
     };
-    const labkit::Precision p = precision == "fp16"   ? labkit::Precision::fp16
-                                : precision == "tf32" ? labkit::Precision::tf32
-                                : precision == "any"  ? labkit::Precision::any
-                                                      : labkit::Precision::fp32;
+    const labkit::Precision p = labkit::precision_from_string(precision);
     labkit::network::RemoteConv conv;
     labkit::network::ConvBackend backend{
         lab, nullptr,

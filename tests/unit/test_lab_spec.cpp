@@ -75,6 +75,9 @@ TEST_CASE("a capstone: any precision, its own batch, the total's speedup and tie
   CHECK(s.speedup_of == labkit::SpeedupOf::total);
   CHECK(s.tiers == std::vector<double>{4, 10, 20});
   CHECK(labkit::load_lab_spec(write(kGood)).batch == 1000);
+  CHECK(labkit::precision_from_string("any") == labkit::Precision::any);
+  CHECK(labkit::precision_from_string("tf32") == labkit::Precision::tf32);
+  CHECK_THROWS_AS(labkit::precision_from_string("bf16"), std::invalid_argument);
   CHECK(error_of(replace(g, "[4, 10, 20]", "[4, 20, 10]")).find("\"tiers\" must ascend: tiers[2] = 10") != std::string::npos);
   CHECK(error_of(replace(g, "[4, 10, 20]", "[4, 10]")).find("the last of \"tiers\" (10) must equal \"target_speedup\" (20)") != std::string::npos);
   CHECK(error_of(replace(g, "[4, 10, 20]", "[]")).find("non-empty array") != std::string::npos);

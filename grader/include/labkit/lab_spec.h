@@ -65,6 +65,8 @@ const char* to_string(Precision);
 const char* to_string(TimedRegion);
 const char* to_string(HostEvidence);
 const char* to_string(SpeedupOf);
+// "fp32", "fp16", "tf32" or "any", as lab.json spells them; throws std::invalid_argument otherwise.
+Precision precision_from_string(const std::string& name);
 
 struct MapWorkload {
   int dimx = 8192, dimy = 8192, niterations = 16;
