@@ -23,13 +23,22 @@ namespace {
 json shape_json(const ConvShape& s) { return {s.B, s.M, s.C, s.H, s.W, s.K}; }
 }  // namespace
 
+std::uint64_t network_conv_bytes(const ConvShape& sh) {
+  Regions r;
+  r.add(sh.input_size());
+  r.add(sh.mask_size());
+  r.add(sh.output_size());
+  return r.total();
+}
+
 network::RemoteConv remote_conv(Session& s, L2Flush& flush) {
   return [&s, &flush](const ConvShape& sh, std::span<const float> input, std::span<const float> mask,
                       std::span<float> output, network::LayerTiming& t) {
     const std::string what = fmt::format("the network's conv layer ({})", to_string(sh));
-    Regions r;
+    Regions r;  // the layout network_conv_bytes sizes
     const std::uint64_t in = r.add(sh.input_size()), msk = r.add(sh.mask_size()), out = r.add(sh.output_size());
-    s.tensors().reserve(r.total());
+    s.tensors().reserve(r.total());  // already done when labkit-network reserved network_conv_bytes ahead
+
     fresh::parallel_copy(s.tensors().floats(in, sh.input_size()), input);
     fresh::parallel_copy(s.tensors().floats(msk, sh.mask_size()), mask);
     double w_prepare = 0, w_run = 0, w_finish = 0;
@@ -51,6 +60,7 @@ network::RemoteConv remote_conv(Session& s, L2Flush& flush) {
                                    "request and no implementation runs under {:.4f} ms.", event, what, w_run, floor));
     t.first_ms = t.op_ms = event;
     t.layer_ms = w_prepare + w_run + w_finish;
+    t.nonfinite = got.nonfinite + got.unwritten;
     t.floor_ms = floor;  // the report's chart draws it
   };
 }

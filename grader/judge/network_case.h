@@ -19,6 +19,10 @@ namespace labkit::judge {
 // returned. Failures throw LabFailure.
 network::RemoteConv remote_conv(Session& session, L2Flush& flush);
 
+// The tensor file's size remote_conv needs for one layer of `shape` (input, mask and output):
+// labkit-network reserves conv1's in the background while the test set loads.
+std::uint64_t network_conv_bytes(const ConvShape& shape);
+
 // Op Time repeats on fresh inputs of the layer's shape and range, each output checked.
 std::function<void(const ConvShape&, float, float, int, network::LayerTiming&)> remote_repeats(
     Session& session, L2Flush& flush, Precision precision);

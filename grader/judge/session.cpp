@@ -11,6 +11,7 @@
 #include <cstring>
 #include <thread>
 
+#include "grader/protocol/host_pages.h"
 #include "grader/protocol/wire.h"
 #include "labkit/grade_result.h"
 
@@ -36,6 +37,9 @@ void TensorFile::reserve(std::size_t bytes) {
   if (base_) ::munmap(base_, bytes_);
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (p == MAP_FAILED) throw std::runtime_error(fmt::format("cannot map the tensor file: {}", std::strerror(errno)));
+  // The new pages exist from here on (labkit/host_pages.h), not at their first write inside a
+  // request: the file only grows between requests.
+  fresh::populate(static_cast<unsigned char*>(p) + bytes_, bytes - bytes_);
   base_ = static_cast<unsigned char*>(p);
   bytes_ = bytes;
 }
