@@ -11,7 +11,6 @@
 #include <cstring>
 #include <thread>
 
-#include "grader/protocol/host_pages.h"
 #include "grader/protocol/wire.h"
 #include "labkit/grade_result.h"
 
@@ -37,9 +36,11 @@ void TensorFile::reserve(std::size_t bytes) {
   if (base_) ::munmap(base_, bytes_);
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (p == MAP_FAILED) throw std::runtime_error(fmt::format("cannot map the tensor file: {}", std::strerror(errno)));
-  // The new pages exist from here on (labkit/host_pages.h), not at their first write inside a
-  // request: the file only grows between requests.
-  fresh::populate(static_cast<unsigned char*>(p) + bytes_, bytes - bytes_);
+  // The new pages exist from here on, not at their first write inside a request (the file only
+  // grows between requests). fallocate makes them without touching this process's page tables:
+  // populating the mapping (labkit/host_pages.h) held this process's memory map lock long enough
+  // to stall its CUDA start-up running beside it.
+  (void)::fallocate(fd_, 0, static_cast<off_t>(bytes_), static_cast<off_t>(bytes - bytes_));
   base_ = static_cast<unsigned char*>(p);
   bytes_ = bytes;
 }

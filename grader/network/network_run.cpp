@@ -132,13 +132,12 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   const int B = opt.batch;
   const ConvShape s1 = net::conv1_shape(B), s2 = net::conv2_shape(B);
   // Pageable host memory, as a C program's malloc gives (conv1's output is 1 GiB at batch
-  // 10000), never initialized: every element is written by the layer that fills it. Its pages
-  // are made resident in the background while the model loads and the first layer starts
-  // (labkit/host_pages.h), instead of one fault at a time inside the layers.
+  // 10000), never initialized: every element is written by the layer that fills it. The outputs'
+  // pages are made resident in the background once CUDA has started (labkit/host_pages.h; not
+  // beside CUDA's start-up, which waits on the same memory map lock), while conv1 runs, instead
+  // of one fault at a time inside the layers.
   fresh::AnonymousArray<float> x(s1.input_size()), y1(s1.output_size()), p1(s2.input_size()), y2(s2.output_size());
-  std::future<void> resident = std::async(std::launch::async, [&] {
-    for (auto* a : {&y1, &p1, &y2}) fresh::populate(a->data(), a->bytes());
-  });
+  std::future<void> resident;
   const net::Model model = net::load_model(opt.model_dir);
   r.load_s = seconds_since(load_start);
   const std::span<float> pixels = x.span();
@@ -149,6 +148,9 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
     set_phase("CUDA start-up");
     flush = cuda_started.get();
     r.device = device_info().summary();
+    resident = std::async(std::launch::async, [&] {
+      for (auto* a : {&y1, &p1, &y2}) fresh::populate(a->data(), a->bytes());
+    });
   } else {
     r.device = "CPU";
   }
