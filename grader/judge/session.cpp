@@ -36,11 +36,6 @@ void TensorFile::reserve(std::size_t bytes) {
   if (base_) ::munmap(base_, bytes_);
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (p == MAP_FAILED) throw std::runtime_error(fmt::format("cannot map the tensor file: {}", std::strerror(errno)));
-  // The new pages exist from here on, not at their first write inside a request (the file only
-  // grows between requests). fallocate makes them without touching this process's page tables:
-  // populating the mapping (labkit/host_pages.h) held this process's memory map lock long enough
-  // to stall its CUDA start-up running beside it.
-  (void)::fallocate(fd_, 0, static_cast<off_t>(bytes_), static_cast<off_t>(bytes - bytes_));
   base_ = static_cast<unsigned char*>(p);
   bytes_ = bytes;
 }

@@ -81,19 +81,19 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     // The harness is spawned from this thread: its sandbox dies with the thread that spawned it.
     session.spawn();
     std::future<void> started = std::async(std::launch::async, [&] { flush = std::make_unique<labkit::L2Flush>(); });
-    // The tensor file for conv1 (1.3 GB at batch 10000), its pages made now (session.h's reserve)
-    // instead of inside the layer's requests. A batch the network will refuse reserves nothing.
-    std::future<void> reserved;
-    if (batch >= 1 && batch <= 100000)
-      reserved = std::async(std::launch::async, [&, batch] {
-        session.tensors().reserve(labkit::judge::network_conv_bytes(labkit::reference::network::conv1_shape(batch)));
-      });
-    bool greeted = false;
+    // Beside them, the harness is greeted and maps the tensor file for conv1 (1.3 GB at batch
+    // 10000): the harness makes its pages (harness.cpp's Tensors::map) in its own process, whose
+    // CUDA start-up is over by its hello, instead of inside conv1's requests. A batch the network
+    // will refuse reserves nothing.
+    std::future<void> greeted = std::async(std::launch::async, [&, batch] {
+      session.greet();
+      if (batch < 1 || batch > 100000) return;
+      session.tensors().reserve(labkit::judge::network_conv_bytes(labkit::reference::network::conv1_shape(batch)));
+      session.call({{"op", "ping"}}, "the harness mapping the tensor file");
+    });
     auto ready = [&] {
-      if (reserved.valid()) reserved.get();
+      if (greeted.valid()) greeted.get();
       if (started.valid()) started.get();
-      if (!greeted) session.greet();
-      greeted = true;
     };
     const labkit::Precision p = labkit::precision_from_string(precision);
     labkit::network::RemoteConv conv;

@@ -1,7 +1,15 @@
 // 11-register-tiling — instructor solution.
 //
-// The kernels, and the design they follow, are in register_tiling.cuh beside this file
-// (13-capstone's solution uses them too); here is the lab's API around them.
+// The kernels, and the design they follow, are in register_tiling.cuh (conv1's row tile, the entry
+// points) and column_tiling.cuh (conv2's column tile) beside this file (13-capstone's solution uses
+// them too); here is the lab's API around them.
+//
+// The tuning knob, declared here so that `labkit sweep --solution 11-register-tiling --param
+// RT_STREAM_STORES=0,1` can rebuild this file with -DRT_STREAM_STORES=v (column_tiling.cuh explains
+// it and repeats this default for 13-capstone, which includes the headers alone).
+#ifndef RT_STREAM_STORES
+#define RT_STREAM_STORES 1  // conv2's outputs: 1 st.global.cs stores (evict first), 0 plain stores
+#endif
 #include "register_tiling.cuh"
 
 void labkit::conv_forward_gpu_prolog(const float* host_output, const float* host_input,

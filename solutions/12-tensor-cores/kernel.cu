@@ -1,7 +1,30 @@
 // 12-tensor-cores — instructor solution.
 //
-// The kernels, and the design they follow, are in tensor_cores.cuh beside this file
-// (13-capstone's solution uses them too); here is the lab's API around them.
+// The kernels, and the design they follow, are in conv_rows_mma.cuh (few maps: pixels in the MMA's
+// m dimension) and maps_mma.cuh (many maps: maps in m) beside this file; tensor_cores.cuh picks
+// one per shape (13-capstone's solution uses it too). Here is the lab's API around them.
+//
+// Its tuning constants, declared here so that `labkit sweep --solution 12-tensor-cores --param
+// NAME=V1,V2,...` can override them (conv_rows_mma.cuh explains each and has the same defaults,
+// for the capstone's build):
+#ifndef TC_CONV1_ROWS
+#define TC_CONV1_ROWS 8  // output rows per strip, M <= 4 (conv1)
+#endif
+#ifndef TC_CONV2_ROWS
+#define TC_CONV2_ROWS 5  // output rows per strip, 4 < M <= 8 (test shapes)
+#endif
+#ifndef TC_NTILES
+#define TC_NTILES 2  // n tiles of 8 maps per warp when M > 8 (conv_rows_mma only; M > 8 goes to maps_mma)
+#endif
+#ifndef TC_WARPS
+#define TC_WARPS 4  // warps per block
+#endif
+#ifndef TC_SM_WARPS
+#define TC_SM_WARPS 16  // warps per SM the registers are budgeted for (16: 128 per thread)
+#endif
+#ifndef TC_STREAM_STORES
+#define TC_STREAM_STORES 0  // 1: output stores with st.global.cs
+#endif
 #include "tensor_cores.cuh"
 
 void labkit::conv_forward_gpu_prolog(const float* host_output, const float* host_input,
