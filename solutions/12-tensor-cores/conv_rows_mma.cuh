@@ -20,15 +20,16 @@
 //         load A(r); for each mask row p (unrolled): acc[r - p] += A(r) * B(c, p)
 // With r and p unrolled (K, R template parameters) every acc index is a constant: registers only.
 //
-// Maps. n is 8 columns: NT n tiles of 8 maps per warp (conv2, M 16: NT = 2, B(c, p) is 2 x 2
-// registers). conv1 has M = 4, which would leave columns 4..7 empty; instead, when M <= 4 and
+// Maps. n is 8 columns: NT n tiles of 8 maps per warp (16 maps would be NT = 2, B(c, p) 2 x 2
+// registers; the solution sends layers with more than 8 maps, conv2, to maps_mma.cuh instead:
+// measured, this layout lost there, 1.40 ms against 0.971 ms at batch 10000 on an H100). conv1 has M = 4, which would leave columns 4..7 empty; instead, when M <= 4 and
 // K <= 7, column n + 4 computes map n one pixel further right (S = 2 pixel shifts):
 //     B[k][n + 4] = mask[n][c][p][k - 1]   =>   D[i][n + 4] sums into out[n][y_i][x_i + 1]
 // (a K = 7 mask shifted by one column still fits the 8 k slots). A strip is then a pixel pair
 // (x, x + 1) and an MMA does 32 pixels x 4 maps: every column useful, half the MMAs and stores.
 //   tiling    maps/n tile (MT)  shifts (S)  n tiles (NT)  columns of a strip  k slots used
 //   conv1     4                 2           1             2                   K + 1 = 8
-//   conv2     8                 1           2             1                   K = 7
+//   4 < M <= 8  8               1           1             1                   K
 //
 // Work item: 16 consecutive strips (A rows g and g + 8 are strips 16 item + g and 16 item + 8 + g)
 // in the order (image, band of R output rows, strip column), so the 8 lanes of a group read and
@@ -48,14 +49,13 @@
 // instruction reads 11 (S = 1) or 18 (S = 2) consecutive floats for its 32 lanes, 1 or 2 L1
 // lines, and a row's 4 loads and the neighbouring items share those lines in L1 and L2. No input
 // tile in shared memory, so no barrier after the start; only B's fragments are staged, once per
-// block, in fragment order: C * K * NT * 256 B (conv1 1,792 B, conv2 14,336 B).
-// ptxas (sm_90): 128 registers per thread for conv1's and conv2's tilings (the launch bounds' cap;
-// acc is 64 and 56 of them, B 14 and 28), no spills, no local memory.
+// block, in fragment order: C * K * NT * 256 B (conv1 1,792 B).
+// ptxas (sm_90): 128 registers per thread for conv1's tiling (the launch bounds' cap;
+// acc is 64 of them with R = 16, B 14), no spills, no local memory.
 //
 // Tuning (each overridable with -D, so `labkit sweep --param NAME=...` can measure it):
-//   TC_CONV1_ROWS  R of the S = 2 tiling (conv1: 80 rows = 5 bands of 16)
-//   TC_CONV2_ROWS  R of the S = 1 tilings (conv2: 34 rows = 5 bands of 7, the last overlapping)
-//   TC_NTILES      n tiles per warp when M > 8 (2: a warp does 16 maps; 1: grid.y splits them)
+//   TC_CONV1_ROWS  R of the S = 2 tiling (conv1: 80 rows = 10 bands of 8; swept 4, 6, 8, 16: 8 fastest)
+//   TC_CONV2_ROWS  R of the S = 1 tilings (4 < M <= 8 only: conv2 goes to maps_mma.cuh)
 //   TC_WARPS       warps per block;  TC_SM_WARPS  warps per SM the registers are budgeted for
 //                  (__launch_bounds__: 16 warps -> at most 128 registers per thread)
 //   TC_STREAM_STORES  1: st.global.cs (evict-first) output stores
@@ -66,9 +66,6 @@
 #endif
 #ifndef TC_CONV2_ROWS
 #define TC_CONV2_ROWS 5
-#endif
-#ifndef TC_NTILES
-#define TC_NTILES 2
 #endif
 #ifndef TC_WARPS
 #define TC_WARPS 4

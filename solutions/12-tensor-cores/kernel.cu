@@ -13,9 +13,6 @@
 #ifndef TC_CONV2_ROWS
 #define TC_CONV2_ROWS 5  // output rows per strip, 4 < M <= 8 (test shapes)
 #endif
-#ifndef TC_NTILES
-#define TC_NTILES 2  // n tiles of 8 maps per warp when M > 8 (conv_rows_mma only; M > 8 goes to maps_mma)
-#endif
 #ifndef TC_WARPS
 #define TC_WARPS 4  // warps per block
 #endif

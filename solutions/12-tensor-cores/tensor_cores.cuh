@@ -23,7 +23,7 @@
 // zeros. With pixels in m, conv2's 34-column rows waste less than maps in m does, but its strips
 // read every input row straight from global memory and stall on it.
 // Measured at batch 10000 on an NVIDIA H100 80GB HBM3 (labkit grade --solutions 13-capstone,
-// which runs this dispatch): conv1 0.597 ms (maps in m: 1.605 ms), conv2 0.98 ms (pixels in m:
+// which runs this dispatch): conv1 0.597 ms (maps in m: 1.605 ms), conv2 0.971 ms (pixels in m:
 // 1.40 ms).
 //
 //   shapes                    kernel, tiling                        warp's work item
@@ -96,8 +96,7 @@ void launch_k(float* o, const float* in, const float* w, const labkit::ConvShape
   if constexpr (K <= 7) {
     if (s.M <= 4 && s.W_out() >= 2) return launch_rows<K, TC_CONV1_ROWS, 1, 2>(o, in, w, s);
   }
-  if (s.M <= 8 || TC_NTILES == 1) return launch_rows<K, TC_CONV2_ROWS, 1, 1>(o, in, w, s);
-  launch_rows<K, TC_CONV2_ROWS, 2, 1>(o, in, w, s);
+  launch_rows<K, TC_CONV2_ROWS, 1, 1>(o, in, w, s);  // M <= 8: forward() sends more maps to maps_mma
 }
 
 inline void check_shape(const labkit::ConvShape& s) {
@@ -121,7 +120,7 @@ inline void forward(float* device_output, const float* device_input, const float
   // Many maps (conv2): 16 of them fill A's 16 rows, so maps go in m (maps_mma.cuh). Few maps
   // (conv1): pixels in m, maps in n (conv_rows_mma.cuh). Measured at batch 10000 on an H100,
   // each layout on the other's layer lost: conv1 1.605 ms with maps in m against 0.60 ms,
-  // conv2 1.40 ms with pixels in m against 0.98 ms.
+  // conv2 1.40 ms with pixels in m against 0.971 ms.
   if (shape.M > 8) return maps_mma::forward(device_output, device_input, device_mask, shape);
   float* o = device_output;
   const float* in = device_input;

@@ -3,7 +3,7 @@
 // Each layer gets the fastest kernel the labs built for it (batch 10000 on an H100, measured with
 // `labkit grade --solutions 13-capstone`):
 //   * conv2 and every shape with many maps: lab 12's tensor-core conv with maps in the MMA's m
-//     dimension (solutions/12-tensor-cores/maps_mma.cuh): 0.98 ms.
+//     dimension (solutions/12-tensor-cores/maps_mma.cuh): 0.971 ms.
 //   * conv1 (M = 4, C = 1): lab 12's tensor-core conv with pixels in m and maps in n, by default
 //     (CAPSTONE_CONV1_TC = 1; conv_rows_mma.cuh). Its pixel pairs fill all 8 columns of the MMA
 //     with conv1's 4 maps, which leaves the layer bound by its 1 GB output: 0.597 ms, against
