@@ -19,6 +19,9 @@
 //   conv layer  {out, record?}  prolog + forward + epilog under the host clock (layer-timed
 //                labs; `prepare` made the pinned host arrays), output copied out before the
 //                reply -> done {host_ms, activity?}
+//   conv reserve {arrays: [{floats, memory}]}  host arrays made now, before the calls that use
+//                them: each serves any later prepare whose array it can hold (the network
+//                program's, sent while the judge loads its data) -> done {}
 //   map  check  {dims, in, out}; map prepare {dims, seed}; map run; map finish {out}
 // A lab that throws gets `failed` {kind: "cuda"|"lab", code, name, phase, message}.
 #pragma once

@@ -42,7 +42,7 @@ network::RemoteConv remote_conv(Session& s, L2Flush& flush) {
     fresh::parallel_copy(s.tensors().floats(in, sh.input_size()), input);
     fresh::parallel_copy(s.tensors().floats(msk, sh.mask_size()), mask);
     double w_prepare = 0, w_run = 0, w_finish = 0;
-    s.call({{"op", "prepare"}, {"shape", shape_json(sh)}, {"memory", "pageable"}, {"input", {{"offset", in}}},
+    s.call({{"op", "prepare"}, {"shape", shape_json(sh)}, {"memory", "pinned"}, {"input", {{"offset", in}}},
             {"mask", {{"offset", msk}}}}, "conv_forward_gpu_prolog, " + what, &w_prepare);
     flush();
     LABKIT_CUDA_CHECK(cudaDeviceSynchronize());

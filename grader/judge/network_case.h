@@ -16,7 +16,9 @@ namespace labkit::judge {
 // A conv layer of the network through the lab's harness: prolog on the layer's input, the
 // judge's L2 flush, conv_forward_gpu between the lab's CUDA events (checked against the judge's
 // clock and the physical floor), epilog; the output must match the digest taken when the op
-// returned. Failures throw LabFailure.
+// returned. The lab's prolog and epilog get pinned host arrays (the milestone program's, as the
+// in-process conv's in network_run.cpp; labkit-network has the harness reserve them ahead).
+// Failures throw LabFailure.
 network::RemoteConv remote_conv(Session& session, L2Flush& flush);
 
 // The tensor file's size remote_conv needs for one layer of `shape` (input, mask and output):

@@ -88,11 +88,20 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
                        "--network --batch N --data DIR --model DIR [--op-repeats R]\n");
     return labkit::exit_code::kUsage;
   }
-  if (!labkit::cuda_device_available()) {
-    fmt::print("{}\n", nlohmann::json{{"error", "no usable CUDA device: the lab's conv needs one"},
-                                      {"exit_code", labkit::exit_code::kNoDevice}}.dump());
-    return labkit::exit_code::kNoDevice;
-  }
+  const char* no_device = "no usable CUDA device: the lab's conv needs one";
+  // This side's CUDA start-up (the device check, the context, the L2 flush buffer) begins first
+  // and goes on beside the sandbox's probe, the harness's start and the loading of the test set:
+  // all of it counts in Total Execution Time, and none of it needs the others. The first conv
+  // waits for it: without a device it throws network::NoDevice there (exit 77).
+  std::promise<bool> device_found;
+  std::future<bool> has_device = device_found.get_future();
+  std::unique_ptr<labkit::L2Flush> flush;
+  std::future<void> started = std::async(std::launch::async, [&] {
+    const bool found = labkit::cuda_device_available();
+    device_found.set_value(found);
+    if (!found) throw labkit::network::NoDevice(no_device);
+    flush = std::make_unique<labkit::L2Flush>();
+  });
   try {
     labkit::SessionOptions so;
     so.harness = harness;
@@ -105,30 +114,39 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
       for (const std::string& h : labkit::judge::kit_paths_to_hide()) so.policy.hide.push_back(h);
     }
     so.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(20);
-    std::unique_ptr<labkit::L2Flush> flush;
     labkit::Session session(so);
-    // This side's CUDA start-up and the lab's harness (its sandbox, its own CUDA start-up) go on
-    // while the network loads the test set and the model: all of it counts in Total Execution
-    // Time, and neither needs the other. The first conv waits for both (and rethrows a failure).
-    // The harness is spawned from this thread: its sandbox dies with the thread that spawned it.
-    session.spawn();
-    std::future<void> started = std::async(std::launch::async, [&] { flush = std::make_unique<labkit::L2Flush>(); });
-    // Beside them, the harness is greeted and maps the tensor file for conv1 (1.3 GB at batch
-    // 10000): the harness makes its pages (harness.cpp's Tensors::map) in its own process, whose
-    // CUDA start-up is over by its hello, instead of inside conv1's requests. A batch the network
-    // will refuse reserves nothing.
+    // The lab's harness (its sandbox, its own CUDA start-up) starts beside this side's. It is
+    // spawned from this thread: its sandbox dies with the thread that spawned it. Without a
+    // device, that is the answer, whatever the harness did.
+    try {
+      session.spawn();
+    } catch (...) {
+      if (!has_device.get()) throw labkit::network::NoDevice(no_device);
+      throw;
+    }
+    // Beside them, with the tensor file for conv1 (1.3 GB at batch 10000) made by a child
+    // process, the harness is greeted, reserves the lab's pinned host arrays for both layers
+    // (1.3 GB; conv2's fit in conv1's; judge/network_case.h asks for pinned arrays) and then
+    // maps the file (harness.cpp's Tensors::map): all in its own process, whose CUDA start-up is
+    // over by its hello, instead of inside conv1's requests. A batch the network will refuse
+    // reserves nothing.
     std::future<void> greeted = std::async(std::launch::async, [&, batch] {
       if (batch < 1 || batch > 100000) return session.greet();
-      const std::size_t bytes = labkit::judge::network_conv_bytes(labkit::reference::network::conv1_shape(batch));
+      const labkit::ConvShape s1 = labkit::reference::network::conv1_shape(batch);
+      const std::size_t bytes = labkit::judge::network_conv_bytes(s1);
       session.tensors().reserve(bytes);
       const pid_t populating = spawn_populate(session.tensors().fd(), bytes);
       session.greet();
+      session.call({{"op", "reserve"},
+                    {"arrays", {{{"floats", s1.input_size()}, {"memory", "pinned"}},
+                                {{"floats", s1.output_size()}, {"memory", "pinned"}}}}},
+                   "the harness reserving the network's host arrays");
       if (populating > 0) ::waitpid(populating, nullptr, 0);
       session.call({{"op", "ping"}}, "the harness mapping the tensor file");
     });
-    auto ready = [&] {
-      if (greeted.valid()) greeted.get();
+    auto ready = [&] {  // this side's CUDA first: without a device, that is the answer
       if (started.valid()) started.get();
+      if (greeted.valid()) greeted.get();
     };
     const labkit::Precision p = labkit::precision_from_string(precision);
     labkit::network::RemoteConv conv;
@@ -149,9 +167,13 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     std::vector<char*> args;
     for (std::string& a : rest) args.push_back(a.data());
     const int status = labkit::network::program_main(int(args.size()), args.data(), backend, program_start, repeats);
+    if (status == labkit::exit_code::kNoDevice) return status;  // program_main said so
     ready();
     session.close();
     return status;
+  } catch (const labkit::network::NoDevice& e) {
+    fmt::print("{}\n", nlohmann::json{{"error", e.what()}, {"exit_code", labkit::exit_code::kNoDevice}}.dump());
+    return labkit::exit_code::kNoDevice;
   } catch (const std::exception& e) {
     fmt::print("{}\n", nlohmann::json{{"error", e.what()}, {"exit_code", labkit::exit_code::kFail}}.dump());
     return labkit::exit_code::kFail;

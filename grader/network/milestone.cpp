@@ -299,8 +299,7 @@ std::string render(const Report& r, Format f) {
     for (const auto& row : r.runs)
       if (!row.empty() && row.front().layer_timed)
         text += fmt::format("Note: {} is graded on Layer Time (prolog + op + epilog, host to host, on pinned host "
-                            "arrays); the Op Time above is not what it optimizes, and this program's host arrays "
-                            "are pageable.\n\n", row.front().name);
+                            "arrays, as this program's are); the Op Time above is not what it optimizes.\n\n", row.front().name);
   }
   return text;
 }

@@ -171,8 +171,7 @@ std::string report_page(const ms::Report& report, const std::string& saved_from)
     page.table(table_of(ms::milestone_cells(name, row, false), fmt::format("milestone-{}", s + 1)));
     if (!row.empty() && row.front().layer_timed)
       page.paragraph(fmt::format("{} is graded on Layer Time (prolog + op + epilog, host to host, on pinned host "
-                                 "arrays); the Op Time above is not what it optimizes, and this program's host "
-                                 "arrays are pageable.", name), "warn");
+                                 "arrays, as this program's are); the Op Time above is not what it optimizes.", name), "warn");
   }
   method(page, report);
   return page.render();

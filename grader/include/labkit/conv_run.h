@@ -7,8 +7,9 @@
 //     be unchanged), then epilog. The host output is copied the moment epilog returns, before
 //     the kit synchronizes anything: an epilog that returns before its copy finished shows up as
 //     unwritten elements. The host input and mask are compared with the originals last.
-//   * HostMemory::pinned allocates the host arrays with cudaMallocHost, as the kit does for
-//     layer-timed labs (copies from pageable memory cannot overlap with kernels).
+//   * HostMemory::pinned gives page-locked host arrays (registered anonymous memory, or
+//     cudaMallocHost where registering fails), as the kit does for layer-timed labs (copies from
+//     pageable memory cannot overlap with kernels).
 //   * time_conv_forward: Op Time samples in milliseconds, CUDA events around forward alone, the
 //     L2 flushed before every sample, after `warmup` untimed calls. The output buffer is the
 //     implementation's own, from its prolog.
@@ -41,6 +42,7 @@ class HostArray {
   float* data_ = nullptr;
   std::size_t n_ = 0;
   HostMemory kind_;
+  std::size_t mapped_bytes_ = 0;  // pinned by cudaHostRegister on the kit's own mapping
 };
 
 struct ConvRunResult {

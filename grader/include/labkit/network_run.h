@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <functional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,12 @@ struct RunResult {
   std::string predictions; // one digit per image, for comparing backends image by image
   std::string device;      // labkit::DeviceInfo::summary(), or "CPU" for the CPU reference
   int sm_clock_mhz = 0;    // read after the run (0: unavailable)
+};
+
+// A GPU conv without a usable CUDA device. The check runs beside the loading of the data (the
+// CUDA driver's start takes ~0.1 s), so it is thrown when the first conv needs the device.
+struct NoDevice : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 RunResult run_network(const ConvBackend& backend, const RunOptions& options);
