@@ -254,12 +254,17 @@ json Session::exchange(json request, const std::string& what, double* wall_ms) {
     const std::string name = reply.value("name", "");
     failed_cuda_name_ = name;
     const bool address = name == "cudaErrorIllegalAddress" || name == "cudaErrorLaunchFailure";
+    const bool registered = name == "cudaErrorHostMemoryAlreadyRegistered";
     throw LabFailure(verdict::kCudaError, fmt::format("A CUDA error during {} ({:.120}):\n{:.2000}", what, phase, message),
                      address ? "An illegal address usually means an index past the end of an array: check the bounds "
                                "test of every load and store. `labkit grade <lab> --sanitize` names the line "
                                "(compute-sanitizer's memcheck)."
-                             : "Check the launch configuration (grid and block sizes, shared memory per block) and "
-                               "every CUDA call's return value.");
+                     : registered
+                         ? "The host arrays the kit hands your prolog and epilog are pinned already (layer-timed "
+                           "labs, and the network in `labkit report` and the network accuracy case): do not "
+                           "cudaHostRegister them."
+                         : "Check the launch configuration (grid and block sizes, shared memory per block) and "
+                           "every CUDA call's return value.");
   }
   if (kind == "lab")
     throw LabFailure(verdict::kLabError, fmt::format("The lab stopped with an error during {} ({:.120}):\n{:.2000}", what, phase, message),
