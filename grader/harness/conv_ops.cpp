@@ -70,7 +70,6 @@ class GuardedPool {
   void reserve(std::size_t n, HostMemory memory) {
     auto g = std::make_unique<Guarded>(n, memory);
     g->reserved = true;
-    if (memory == HostMemory::pageable) poison_pages(*g);  // pinned pages are resident already
     reserved_.push_back(std::move(g));
   }
   std::unique_ptr<Guarded> take(std::size_t n, HostMemory memory) {
@@ -109,7 +108,6 @@ class GuardedPool {
   }
 
  private:
-  static void poison_pages(Guarded& g);  // touches every page now (pageable arrays fault on first touch)
   static constexpr std::size_t kKept = 8;  // two of each: input, mask, output, and one spare shape
   std::vector<std::unique_ptr<Guarded>> idle_, reserved_;
 };
@@ -132,8 +130,6 @@ void poison(std::span<float> out) {
     std::memset(out.data() + first, 0xFF, (last - first) * sizeof(float));
   });
 }
-
-void GuardedPool::poison_pages(Guarded& g) { poison(g.span()); }
 
 void copy_device(std::span<float> dst, const float* device) {
   LABKIT_CUDA_CHECK(cudaMemcpy(dst.data(), device, dst.size_bytes(), cudaMemcpyDeviceToHost));

@@ -1,7 +1,5 @@
 #include "labkit/conv_run.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -9,6 +7,7 @@
 
 #include "grader/protocol/host_pages.h"
 #include "labkit/cuda_check.h"
+#include "labkit/pinned_range.h"
 #include "labkit/event_timer.h"
 #include "labkit/phase.h"
 
@@ -42,25 +41,22 @@ HostArray::HostArray(std::size_t n, HostMemory kind) : n_(n), kind_(kind) {
   // several threads, then page-locked by cudaHostRegister. For conv1's 1.3 GB at batch 10000
   // cudaMallocHost took 0.63 s on an H100 host; registering memory already resident took 6 ms
   // for 0.3 GB. Where registering fails, cudaMallocHost.
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p != MAP_FAILED) {
-    ::madvise(p, bytes, MADV_HUGEPAGE);
-    fresh::populate(p, bytes);
-    if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) == cudaSuccess) {
-      data_ = static_cast<float*>(p);
-      mapped_bytes_ = bytes;
-      return;
-    }
-    cudaGetLastError();  // not sticky: cleared so no later check reports it
-    ::munmap(p, bytes);
+  auto mapped = std::make_unique<fresh::AnonymousArray<float>>(std::max<std::size_t>(n, 1));
+  fresh::populate(mapped->data(), mapped->bytes());
+  PinnedRange pin(mapped->data(), mapped->bytes());
+  if (pin.pinned()) {
+    data_ = mapped->data();
+    mapped_ = std::move(mapped);
+    pin_ = std::move(pin);
+    return;
   }
   LABKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), bytes));
 }
 
 HostArray::~HostArray() {
-  if (mapped_bytes_ > 0) {
-    if (cudaHostUnregister(data_) != cudaSuccess) cudaGetLastError();
-    ::munmap(data_, mapped_bytes_);
+  if (mapped_) {
+    pin_ = PinnedRange();  // unregistered before the mapping goes
+    mapped_.reset();
   } else if (kind_ == HostMemory::pinned) {
     cudaFreeHost(data_);
   } else {

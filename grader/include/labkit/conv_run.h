@@ -17,13 +17,20 @@
 //     CUDA failures and anything the phases throw propagate as exceptions.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "labkit/conv.h"
 #include "labkit/device.h"
+#include "labkit/pinned_range.h"
 
 namespace labkit {
+
+namespace fresh {
+template <class T>
+class AnonymousArray;  // grader/protocol/host_pages.h
+}
 
 enum class HostMemory { pageable, pinned };
 
@@ -42,7 +49,8 @@ class HostArray {
   float* data_ = nullptr;
   std::size_t n_ = 0;
   HostMemory kind_;
-  std::size_t mapped_bytes_ = 0;  // pinned by cudaHostRegister on the kit's own mapping
+  std::unique_ptr<fresh::AnonymousArray<float>> mapped_;  // pinned: the kit's mapping, registered
+  PinnedRange pin_;
 };
 
 struct ConvRunResult {
