@@ -89,14 +89,25 @@ __device__ __forceinline__ float to_tf32(float x) {
   return __uint_as_float(r);
 }
 
-// d += A (16 x 8) * B (8 x 8), fragments as in the table at the top.
+// d += A (16 x 8) * B (8 x 8), fragments as in the table at the top. Not volatile: it has no
+// effect beyond its outputs, so the compiler may schedule the next row's loads above it.
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const float (&a)[4], float b0, float b1) {
-  asm volatile(
+  asm(
       "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
       "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(__float_as_uint(a[0])), "r"(__float_as_uint(a[1])), "r"(__float_as_uint(a[2])),
         "r"(__float_as_uint(a[3])), "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
+}
+
+// The same rounding for a finite x in two integer instructions: add half a tf32 ulp to the bit
+// pattern and clear the 13 low bits (a carry into the exponent is the correct round-up; ties go
+// away from zero, as .rna does). On sm_90 cvt.rna.tf32.f32 is not one instruction: ptxas emits
+// these two plus a NaN/infinity test and a select, and conv1 rounds one input value per MMA.
+// (A NaN whose payload sits only in the 13 low bits would come out as infinity; test inputs and
+// activations are finite. The weights, rounded once per block, keep cvt.rna.)
+__device__ __forceinline__ float to_tf32_finite(float x) {
+  return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xFFFFE000u);
 }
 
 __device__ __forceinline__ float load_input(const float* p) { return __ldg(p); }
@@ -237,11 +248,11 @@ __global__ void __launch_bounds__(T::threads, T::min_blocks)
       asm volatile("" : "+r"(W));
 #pragma unroll
       for (int r = 0; r < T::rows_in; ++r) {
-        // A(r): a_e = in[strip e % 2][row r][x + slot e / 2], rounded once here.
+        // A(r): a_e = in[strip e % 2][row r][x + slot e / 2], rounded to tf32 once here.
         float a[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          a[e] = to_tf32(load_input(in[e % 2] + r * W + slot[e / 2]));
+          a[e] = to_tf32_finite(load_input(in[e % 2] + r * W + slot[e / 2]));
         // Input row r feeds output row j = r - p through mask row p.
 #pragma unroll
         for (int p = 0; p < K; ++p) {

@@ -7,8 +7,8 @@
 // instruction that multiplies a 16 x 8 tile of A (16 maps x 8 reduction rows) by an 8 x 8 tile of
 // X (8 rows x 8 output pixels) and adds the 16 x 8 product into fp32 accumulators.
 // Operands are TF32 (fp32's exponent, 10 mantissa bits): cvt.rna.tf32.f32 rounds each weight
-// when the block stages A and each input value when a thread loads it from the tile into its
-// registers. Products of two TF32 values are exact in fp32 and the sums stay fp32.
+// when the block stages A and each input value once, in the shared tile, when it arrives there.
+// Products of two TF32 values are exact in fp32 and the sums stay fp32.
 //
 // Fragments of m16n8k8 (.tf32), PTX ISA "Matrix Fragments for mma.m16n8k8". A warp's lane is
 // g * 4 + t: g = lane / 4 (the "groupID", 0..7), t = lane % 4 ("threadID_in_group", 0..3).
@@ -23,8 +23,9 @@
 //       B[k][n] = in[c][h + p][w + n + q]
 //   * a warp owns 8 columns x J output rows (J accumulators of 4 floats per thread), and the
 //     MMA for output row h0 + j and mask row p reads input row h0 + j + p: it depends on j + p
-//     only. So a thread loads its column of input rows once, v[0 .. J+K-2], and MMA (j, p)
-//     takes v[j + p]: J + K - 1 shared loads feed J * K MMAs, instead of two per MMA.
+//     only. So a thread walks its column of input rows once, r = 0 .. J+K-2, and issues every
+//     MMA (j = r - p, p) that row feeds: J + K - 1 shared loads feed J * K MMAs, instead of two
+//     per MMA, and only the current row's two values are live.
 //   * A's fragment for (k group s, row p) is the same for every j: it is built once per block,
 //     already in fragment order, A_s[s][p][lane] = (a0, a1, a2, a3), one 16-byte load per lane.
 // Per k group s and per warp: 2 * (J + K - 1) 4-byte loads of X and K 16-byte loads of A feed
@@ -39,11 +40,18 @@
 // consecutive floats, one float2 store when W_out is even (aligned, since w is even). A warp's
 // store covers 8 maps x 32 contiguous bytes.
 //
-// Latency. A tile's global loads take microseconds and, at ~155 registers per thread, only two
+// Latency. A tile's global loads take microseconds and, at 150 registers per thread, only two
 // blocks share an SM: a block that loaded its tile, waited and then multiplied left the tensor
 // cores idle most of the time. So each block loops over work items (grid = as many blocks as fit
 // on the GPU) and copies the next item's tile with cp.async into a second buffer while its warps
-// multiply the current one; the copy brings raw fp32, rounded to tf32 as it is loaded into v.
+// multiply the current one; the copy brings raw fp32, and each thread rounds the elements it
+// copied to tf32 in place before the barrier that publishes the tile.
+//
+// Instruction count. Two changes halved the instructions of the first version (ncu on an H200,
+// conv2 at batch 10000: 0.958 ms -> 0.704 ms, tensor pipe 31% -> 43.5%): rounding each tile
+// element once instead of at each of its uses (on sm_90 cvt.rna.tf32.f32 is a range test, an add,
+// a mask and a select, and the MMA loop had one per load), and paying the tile copy's index
+// divisions once per (row, column) position rather than once per element.
 //
 // Why not for conv1 (M = 4, C = 1): 4 maps fill a quarter of the 16 rows of A and 7 (c, q) pairs
 // 7 of 8 k slots, so 78% of its MMA work would multiply zeros (measured: 1.605 ms at batch 10000
@@ -80,8 +88,10 @@ __device__ __forceinline__ float to_tf32(float x) {
 }
 
 // d += A (16 x 8) * B (8 x 8), fragments as in the table at the top.
+// Not volatile: the MMA has no effect beyond its outputs, so the compiler may move the next
+// row's shared loads above it.
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const float4& a, float b0, float b1) {
-  asm volatile(
+  asm(
       "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
       "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -113,28 +123,51 @@ __device__ __forceinline__ void copy_async(float* dst, const float* src, bool in
 
 // The input tile of work item `item` = ((b * bands + band) * column_blocks + cb), copied into
 // `tile`: element (c, r, x) is input[b][c][h0 + r][w0 + x], zero outside the image.
-// Consecutive threads take consecutive x (coalesced); nothing waits here.
+// Consecutive threads take consecutive x (coalesced); nothing waits here. The loop is over the
+// tile's (row, column) positions with the channels inside it, so the divisions by the tile's
+// width (constants: a multiply and a shift) are paid once per position, not once per element.
+// Offsets are int: check_shape() requires the input to have fewer than INT_MAX elements.
 template <class Cfg>
 __device__ void fetch_tile(float* tile, const float* input, int item, int C, int H, int W, int bands,
                            int column_blocks) {
   const int cb = item % column_blocks, band = item / column_blocks % bands, b = item / column_blocks / bands;
-  const int h0 = band * Cfg::J, w0 = cb * 8 * Cfg::WX;
-  const int n = C * Cfg::rows * Cfg::cols;
-  for (int i = threadIdx.x; i < n; i += Cfg::threads) {
-    const int c = i / (Cfg::rows * Cfg::cols), rx = i % (Cfg::rows * Cfg::cols);
+  const int h0 = band * Cfg::J, w0 = cb * 8 * Cfg::WX, plane = H * W;
+  const float* image = input + b * C * plane;
+  for (int rx = threadIdx.x; rx < Cfg::rows * Cfg::cols; rx += Cfg::threads) {
     const int y = h0 + rx / Cfg::cols, x = w0 + rx % Cfg::cols;
     const bool inside = y < H && x < W;
-    copy_async(tile + c * Cfg::channel_stride + rx,
-               input + (inside ? ((std::size_t(b) * C + c) * H + y) * W + x : 0), inside);
+    const float* src = inside ? image + y * W + x : image;  // nothing is read when outside
+    for (int c = 0; c < C; ++c)
+      copy_async(tile + c * Cfg::channel_stride + rx, inside ? src + c * plane : src, inside);
   }
+}
+
+// Rounds to tf32, in place, the elements of `tile` that this thread's fetch_tile copied: after
+// cp.async.wait_group they are visible to this thread, and the barrier that follows publishes
+// the rounded values to the block. Once per element here, instead of once per use in the MMA
+// loop: on sm_90 cvt.rna.tf32.f32 is several instructions (a range check, an add, a mask).
+template <class Cfg>
+__device__ void round_tile(float* tile, int C) {
+  for (int rx = threadIdx.x; rx < Cfg::rows * Cfg::cols; rx += Cfg::threads)
+    for (int c = 0; c < C; ++c) {
+      float& v = tile[c * Cfg::channel_stride + rx];
+      v = to_tf32(v);
+    }
 }
 
 // grid = (blocks that loop over the work items, map tiles of 16); Cfg::threads threads.
 // A work item is one image's J output rows x 8 * WX output columns. Each block stages A once,
 // then walks its items with two tile buffers: the next item's copy is in flight while the
 // warps multiply the current one.
+// TC_MAPS_BLOCKS: the blocks per SM that __launch_bounds__ budgets registers for. Measured on an
+// NVIDIA H200 (ncu, conv2 at batch 10000): 2 blocks, 150 registers, 704 us; 3 blocks, 128
+// registers (32 bytes of spills), 966 us, though 3 won at batch 1000 (89 us), where the input
+// fits in L2.
+#ifndef TC_MAPS_BLOCKS
+#define TC_MAPS_BLOCKS 2
+#endif
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::threads)
+__global__ void __launch_bounds__(Cfg::threads, TC_MAPS_BLOCKS)
     tc_conv_kernel(float* __restrict__ output, const float* __restrict__ input,
                    const float* __restrict__ mask, const int M, const int C, const int H, const int W,
                    const int bands, const int column_blocks, const int items) {
@@ -173,28 +206,33 @@ __global__ void __launch_bounds__(Cfg::threads)
       fetch_tile<Cfg>(tiles + (buffer ^ 1) * tile_floats, input, next, C, H, W, bands, column_blocks);
     asm volatile("cp.async.commit_group;");
     asm volatile("cp.async.wait_group 1;" ::: "memory");
-    __syncthreads();  // everyone's copies of this tile (and A_s) are complete
-    const float* tile = tiles + buffer * tile_floats;
+    float* tile = tiles + buffer * tile_floats;
+    round_tile<Cfg>(tile, C);
+    __syncthreads();  // everyone's copies of this tile (and A_s) are complete and rounded
 
+    // Input row r of the tile feeds output row j = r - p through mask row p: the loop walks the
+    // rows once, loading each row's two values (slots t and t + 4) and issuing every MMA that
+    // uses them. Only A's K fragments and two values of X are live, beside the accumulators.
     float acc[J][4] = {};
     const int x_thread = warp * 8 + g;  // this thread's pixel column n = g, in tile coordinates
     for (int s = 0; s < groups; ++s) {
-      // The thread's two k slots, t and t + 4: its column of input rows for each, v[0 .. V-1],
-      // rounded to tf32 here (the copy brought raw fp32).
-      float v0[V], v1[V];
+      float4 a[K];
+#pragma unroll
+      for (int p = 0; p < K; ++p) a[p] = A_s[(s * K + p) * 32 + lane];
+      // Slots past C*K have A = 0; their B is 0 too (not whatever a NaN input would make it).
       const int k0 = 8 * s + t, k1 = k0 + 4;
-      const float* col0 = tile + (k0 / K) * Cfg::channel_stride + x_thread + k0 % K;
-      const float* col1 = tile + (k1 / K) * Cfg::channel_stride + x_thread + k1 % K;
+      const bool use0 = k0 < CK, use1 = k1 < CK;
+      const float* col0 = tile + (use0 ? (k0 / K) * Cfg::channel_stride + k0 % K : 0) + x_thread;
+      const float* col1 = tile + (use1 ? (k1 / K) * Cfg::channel_stride + k1 % K : 0) + x_thread;
 #pragma unroll
       for (int r = 0; r < V; ++r) {
-        v0[r] = k0 < CK ? to_tf32(col0[r * Cfg::cols]) : 0.0f;
-        v1[r] = k1 < CK ? to_tf32(col1[r * Cfg::cols]) : 0.0f;
-      }
+        const float b0 = use0 ? col0[r * Cfg::cols] : 0.0f;
+        const float b1 = use1 ? col1[r * Cfg::cols] : 0.0f;
 #pragma unroll
-      for (int p = 0; p < K; ++p) {
-        const float4 a = A_s[(s * K + p) * 32 + lane];
-#pragma unroll
-        for (int j = 0; j < J; ++j) mma_tf32(acc[j], a, v0[j + p], v1[j + p]);  // output row h0 + j
+        for (int p = 0; p < K; ++p) {
+          const int j = r - p;  // output row h0 + j
+          if (j >= 0 && j < J) mma_tf32(acc[j], a[p], b0, b1);
+        }
       }
     }
 
