@@ -19,8 +19,11 @@
 #ifndef TC_SM_WARPS
 #define TC_SM_WARPS 16  // warps per SM the registers are budgeted for (16: 128 per thread)
 #endif
+#ifndef TC_MAPS_ROWS
+#define TC_MAPS_ROWS 17  // maps_mma's output rows per work item on conv2 (J)
+#endif
 #ifndef TC_MAPS_BLOCKS
-#define TC_MAPS_BLOCKS 2  // maps_mma's blocks per SM in __launch_bounds__ (2: 150 registers a thread)
+#define TC_MAPS_BLOCKS (TC_MAPS_ROWS <= 12 ? 4 : 2)  // maps_mma's blocks per SM in __launch_bounds__
 #endif
 #ifndef TC_STREAM_STORES
 #define TC_STREAM_STORES 0  // 1: output stores with st.global.cs

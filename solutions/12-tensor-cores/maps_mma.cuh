@@ -159,12 +159,20 @@ __device__ void round_tile(float* tile, int C) {
 // A work item is one image's J output rows x 8 * WX output columns. Each block stages A once,
 // then walks its items with two tile buffers: the next item's copy is in flight while the
 // warps multiply the current one.
-// TC_MAPS_BLOCKS: the blocks per SM that __launch_bounds__ budgets registers for. Measured on an
-// NVIDIA H200 (ncu, conv2 at batch 10000): 2 blocks, 150 registers, 704 us; 3 blocks, 128
-// registers (32 bytes of spills), 966 us, though 3 won at batch 1000 (89 us), where the input
-// fits in L2.
+// TC_MAPS_ROWS (J on conv2) and TC_MAPS_BLOCKS (the blocks per SM that __launch_bounds__
+// budgets registers for). Measured on an NVIDIA H200, ncu, conv2 at batch 10000:
+//   J = 17, 2 blocks (150 registers)                          0.705 ms, tensor pipe 43.7%
+//   J = 17, 3 blocks (128 registers, 32 bytes of spills)      0.914-0.966 ms (won at batch 1000)
+//   J = 8 / 10 / 12, 4 blocks (86 / 90 / 96 registers)       0.800 / 0.883 / 0.876 ms
+//   each warp its own 14-column tiles, no barrier after A,
+//   units taken from an atomic counter (4 warps a block)      1.09 ms, tensor pipe 27.9%
+// More warps did not help, nor did removing the barrier that a quarter of the stall samples sit
+// on: the shared 46-column tile, read by five warps, is what the faster versions have in common.
+#ifndef TC_MAPS_ROWS
+#define TC_MAPS_ROWS 17  // J of the conv2 tiling (output rows per work item)
+#endif
 #ifndef TC_MAPS_BLOCKS
-#define TC_MAPS_BLOCKS 2
+#define TC_MAPS_BLOCKS (TC_MAPS_ROWS <= 12 ? 4 : 2)
 #endif
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::threads, TC_MAPS_BLOCKS)
@@ -317,7 +325,7 @@ inline void forward(float* device_output, const float* device_input, const float
     case 6: launch<Config<6, 8, 4>>(o, in, w, shape); break;
     default:  // K = 7: the grading shapes get their own tiles (the table at the top)
       if (shape.M <= 8 && shape.W_out() >= 40) launch<Config<7, 16, 5>>(o, in, w, shape);
-      else if (shape.W_out() >= 24) launch<Config<7, 17, 5>>(o, in, w, shape);
+      else if (shape.W_out() >= 24) launch<Config<7, TC_MAPS_ROWS, 5>>(o, in, w, shape);
       else launch<Config<7, 8, 4>>(o, in, w, shape);
       break;
   }
