@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "grader/protocol/chunks.h"
 #include "grader/protocol/fresh.h"
 #include "grader/protocol/host_digest.h"
+#include "grader/protocol/host_pages.h"
 #include "labkit/activity.h"
 #include "labkit/conv_run.h"
 #include "labkit/cuda_check.h"
@@ -44,6 +47,11 @@ struct Guarded {
       : array(count + kHostGuardFloats, kind), capacity(count), n(count), memory(kind) {
     rearm();
   }
+  // Pinned, on pages made ahead (count + kHostGuardFloats floats of them).
+  Guarded(std::unique_ptr<fresh::AnonymousArray<float>> pages, std::size_t count)
+      : array(std::move(pages)), capacity(count), n(count), memory(HostMemory::pinned) {
+    rearm();
+  }
   void rearm() {
     for (std::size_t i = 0; i < kHostGuardFloats; ++i) std::memcpy(array.data() + n + i, &kHostGuardBits, 4);
   }
@@ -67,10 +75,9 @@ struct Guarded {
 // mapping of the tensor file, on a second thread, both took longer than one after the other.
 class GuardedPool {
  public:
-  void reserve(std::size_t n, HostMemory memory) {
-    auto g = std::make_unique<Guarded>(n, memory);
-    g->reserved = true;
-    reserved_.push_back(std::move(g));
+  void reserve(std::size_t n, HostMemory memory) { keep(std::make_unique<Guarded>(n, memory)); }
+  void reserve(std::unique_ptr<fresh::AnonymousArray<float>> pages, std::size_t n) {
+    keep(std::make_unique<Guarded>(std::move(pages), n));
   }
   std::unique_ptr<Guarded> take(std::size_t n, HostMemory memory) {
     auto best = reserved_.end();
@@ -108,6 +115,10 @@ class GuardedPool {
   }
 
  private:
+  void keep(std::unique_ptr<Guarded> g) {
+    g->reserved = true;
+    reserved_.push_back(std::move(g));
+  }
   static constexpr std::size_t kKept = 8;  // two of each: input, mask, output, and one spare shape
   std::vector<std::unique_ptr<Guarded>> idle_, reserved_;
 };
@@ -328,6 +339,23 @@ json reserve(const json& rq) {
 }
 
 }  // namespace
+
+std::function<void()> conv_reserve_early(const std::vector<std::size_t>& floats) {
+  if (floats.empty()) return [] {};
+  using Pages = std::vector<std::unique_ptr<fresh::AnonymousArray<float>>>;
+  auto pages = std::make_shared<std::future<Pages>>(std::async(std::launch::async, [floats] {
+    Pages made;
+    for (std::size_t n : floats) {
+      made.push_back(std::make_unique<fresh::AnonymousArray<float>>(n + kHostGuardFloats));
+      fresh::populate(made.back()->data(), made.back()->bytes());
+    }
+    return made;
+  }));
+  return [pages, floats] {
+    Pages made = pages->get();
+    for (std::size_t i = 0; i < made.size(); ++i) g_pool.reserve(std::move(made[i]), floats[i]);
+  };
+}
 
 json conv_op(const ConvOps& ops, const std::string& op, const json& rq, const Tensors& t) {
   if (op == "check") return check(ops, rq, t);

@@ -53,6 +53,18 @@ HostArray::HostArray(std::size_t n, HostMemory kind) : n_(n), kind_(kind) {
   LABKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), bytes));
 }
 
+HostArray::HostArray(std::unique_ptr<fresh::AnonymousArray<float>> pages)
+    : n_(pages->span().size()), kind_(HostMemory::pinned) {
+  PinnedRange pin(pages->data(), pages->bytes());
+  if (pin.pinned()) {
+    data_ = pages->data();
+    mapped_ = std::move(pages);
+    pin_ = std::move(pin);
+    return;
+  }
+  LABKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), std::max<std::size_t>(n_, 1) * sizeof(float)));
+}
+
 HostArray::~HostArray() {
   if (mapped_) {
     pin_ = PinnedRange();  // unregistered before the mapping goes

@@ -20,8 +20,9 @@
 //                labs; `prepare` made the pinned host arrays), output copied out before the
 //                reply -> done {host_ms, activity?}
 //   conv reserve {arrays: [{floats, memory}]}  host arrays made now, before the calls that use
-//                them: each serves any later prepare whose array it can hold (the network
-//                program's, sent while the judge loads its data) -> done {}
+//                them: each serves any later prepare whose array it can hold -> done {}
+//                (`--reserve-pinned=N1,N2` before `--channel` makes pinned ones before hello,
+//                their pages during CUDA's start-up: the network program's)
 //   map  check  {dims, in, out}; map prepare {dims, seed}; map run; map finish {out}
 // A lab that throws gets `failed` {kind: "cuda"|"lab", code, name, phase, message}.
 #pragma once

@@ -4,10 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "labkit/conv.h"
 #include "labkit/map.h"
@@ -38,6 +40,11 @@ ConvShape shape_of(const nlohmann::json& request);  // "shape": [B, M, C, H, W, 
 // Guard bytes after a buffer standard_prolog allocated (labkit/guard_regions.h), as the judge
 // reads them: {"what", "changed", "first"}; nothing when the buffer is not guarded.
 void append_device_guard(nlohmann::json& guards, const char* what, const float* device);
+
+// The network program's pinned host arrays, named on the command line (--reserve-pinned): their
+// pages are made on another thread from now on, while CUDA starts; the function returned,
+// called once CUDA is up, waits for them and registers them as reserved arrays (op `reserve`'s).
+std::function<void()> conv_reserve_early(const std::vector<std::size_t>& floats);
 
 // Each op runs the lab's code and returns the `done` payload; exceptions become `failed`.
 nlohmann::json conv_op(const ConvOps& ops, const std::string& op, const nlohmann::json& request, const Tensors& t);

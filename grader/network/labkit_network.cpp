@@ -114,6 +114,14 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
       for (const std::string& h : labkit::judge::kit_paths_to_hide()) so.policy.hide.push_back(h);
     }
     so.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(20);
+    // conv1's pinned host arrays (1.3 GB at batch 10000; conv2's fit in them, and
+    // judge/network_case.h asks for pinned arrays): the harness makes their pages while its CUDA
+    // starts and registers them before its hello. A batch the network will refuse reserves nothing.
+    const bool network_batch = batch >= 1 && batch <= 100000;
+    if (network_batch) {
+      const labkit::ConvShape s1 = labkit::reference::network::conv1_shape(batch);
+      so.harness_args.push_back(fmt::format("--reserve-pinned={},{}", s1.input_size(), s1.output_size()));
+    }
     labkit::Session session(so);
     // The lab's harness (its sandbox, its own CUDA start-up) starts beside this side's. It is
     // spawned from this thread: its sandbox dies with the thread that spawned it. Without a
@@ -125,22 +133,14 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
       throw;
     }
     // Beside them, with the tensor file for conv1 (1.3 GB at batch 10000) made by a child
-    // process, the harness is greeted, reserves the lab's pinned host arrays for both layers
-    // (1.3 GB; conv2's fit in conv1's; judge/network_case.h asks for pinned arrays) and then
-    // maps the file (harness.cpp's Tensors::map): all in its own process, whose CUDA start-up is
-    // over by its hello, instead of inside conv1's requests. A batch the network will refuse
-    // reserves nothing.
+    // process, the harness is greeted (its pinned arrays made by then) and maps the file
+    // (harness.cpp's Tensors::map): all in its own process, instead of inside conv1's requests.
     std::future<void> greeted = std::async(std::launch::async, [&, batch] {
-      if (batch < 1 || batch > 100000) return session.greet();
-      const labkit::ConvShape s1 = labkit::reference::network::conv1_shape(batch);
-      const std::size_t bytes = labkit::judge::network_conv_bytes(s1);
+      if (!network_batch) return session.greet();
+      const std::size_t bytes = labkit::judge::network_conv_bytes(labkit::reference::network::conv1_shape(batch));
       session.tensors().reserve(bytes);
       const pid_t populating = spawn_populate(session.tensors().fd(), bytes);
       session.greet();
-      session.call({{"op", "reserve"},
-                    {"arrays", {{{"floats", s1.input_size()}, {"memory", "pinned"}},
-                                {{"floats", s1.output_size()}, {"memory", "pinned"}}}}},
-                   "the harness reserving the network's host arrays");
       if (populating > 0) ::waitpid(populating, nullptr, 0);
       session.call({{"op", "ping"}}, "the harness mapping the tensor file");
     });

@@ -38,6 +38,9 @@ enum class HostMemory { pageable, pinned };
 class HostArray {
  public:
   HostArray(std::size_t n, HostMemory kind);
+  // Pinned, on pages already made (populated) by the caller, registered here: the harness makes
+  // the network program's arrays while CUDA starts and registers them once it has.
+  explicit HostArray(std::unique_ptr<fresh::AnonymousArray<float>> pages);
   ~HostArray();
   HostArray(const HostArray&) = delete;
   HostArray& operator=(const HostArray&) = delete;
