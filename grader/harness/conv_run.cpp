@@ -31,30 +31,32 @@ void check_sizes(const ConvShape& shape, std::span<const float> input, std::span
 
 }  // namespace
 
+namespace {
+std::unique_ptr<fresh::AnonymousArray<float>> populated_pages(std::size_t n) {
+  auto pages = std::make_unique<fresh::AnonymousArray<float>>(std::max<std::size_t>(n, 1));
+  fresh::populate(pages->data(), pages->bytes());
+  return pages;
+}
+}  // namespace
+
+// Pinned: anonymous memory (2 MiB pages where the kernel allows them), its pages made on several
+// threads, then page-locked by cudaHostRegister. For conv1's 1.3 GB at batch 10000 cudaMallocHost
+// took 0.63 s on an H100 host; registering memory already resident took 6 ms for 0.3 GB. Where
+// registering fails, cudaMallocHost.
 HostArray::HostArray(std::size_t n, HostMemory kind) : n_(n), kind_(kind) {
-  const std::size_t bytes = std::max<std::size_t>(n, 1) * sizeof(float);
   if (kind == HostMemory::pageable) {
     data_ = new float[std::max<std::size_t>(n, 1)];
     return;
   }
-  // Pinned: anonymous memory (2 MiB pages where the kernel allows them), its pages made on
-  // several threads, then page-locked by cudaHostRegister. For conv1's 1.3 GB at batch 10000
-  // cudaMallocHost took 0.63 s on an H100 host; registering memory already resident took 6 ms
-  // for 0.3 GB. Where registering fails, cudaMallocHost.
-  auto mapped = std::make_unique<fresh::AnonymousArray<float>>(std::max<std::size_t>(n, 1));
-  fresh::populate(mapped->data(), mapped->bytes());
-  PinnedRange pin(mapped->data(), mapped->bytes());
-  if (pin.pinned()) {
-    data_ = mapped->data();
-    mapped_ = std::move(mapped);
-    pin_ = std::move(pin);
-    return;
-  }
-  LABKIT_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), bytes));
+  adopt(populated_pages(n));
 }
 
 HostArray::HostArray(std::unique_ptr<fresh::AnonymousArray<float>> pages)
     : n_(pages->span().size()), kind_(HostMemory::pinned) {
+  adopt(std::move(pages));
+}
+
+void HostArray::adopt(std::unique_ptr<fresh::AnonymousArray<float>> pages) {
   PinnedRange pin(pages->data(), pages->bytes());
   if (pin.pinned()) {
     data_ = pages->data();

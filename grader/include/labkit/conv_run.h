@@ -49,6 +49,7 @@ class HostArray {
   std::span<const float> span() const { return {data_, n_}; }
 
  private:
+  void adopt(std::unique_ptr<fresh::AnonymousArray<float>> pages);  // register, or cudaMallocHost
   float* data_ = nullptr;
   std::size_t n_ = 0;
   HostMemory kind_;
