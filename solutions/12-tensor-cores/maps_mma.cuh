@@ -48,10 +48,10 @@
 // copied to tf32 in place before the barrier that publishes the tile.
 //
 // Instruction count. Two changes cut the first version's instructions by 37%, from 8.5 to 5.3 per
-// MMA (ncu on an H200; conv2 at batch 10000: 0.958 ms in the report -> 0.705 ms, tensor pipe 31% -> 43.5%):
-// rounding each tile element once instead of at each of its uses (on sm_90 cvt.rna.tf32.f32 is a range test, an add,
-// a mask and a select, and the MMA loop had one per load), and paying the tile copy's index
-// divisions once per (row, column) position rather than once per element.
+// MMA (ncu on an H200; conv2 at batch 10000: 0.958 ms in the report -> 0.705 ms, tensor pipe 31% ->
+// 43.5%): rounding each tile element once instead of at each of its uses (on sm_90 cvt.rna.tf32.f32
+// is a range test, an add, a mask and a select, and the MMA loop had one per load), and paying the
+// tile copy's index divisions once per (row, column) position rather than once per element.
 //
 // Why not for conv1 (M = 4, C = 1): 4 maps fill a quarter of the 16 rows of A and 7 (c, q) pairs
 // 7 of 8 k slots, so 78% of its MMA work would multiply zeros (measured: 1.605 ms at batch 10000
