@@ -25,6 +25,16 @@ using nlohmann::json;
 namespace {
 json shape_json(const ConvShape& s) { return {s.B, s.M, s.C, s.H, s.W, s.K}; }
 
+// The network case's allowance for request time that no reported time, round trip or digest
+// explains: min(0.4 ms + E, 1.0 ms + E / 4) for a reported median E. Measured on an H200 for the
+// honest solutions 03, 06, 09, 10, 11, 12 and 13 (five repeats each, batch 1000 and 10000): 0.21
+// to 0.64 ms (09-fp16's conv1 at batch 10000); a lab whose events report half of its time
+// (tests/labs/fake-event-timer-half) leaves 4.6 ms unaccounted for on conv1 at batch 10000. The
+// first term was this check's only one: "at least half of the request, minus 0.2 ms".
+constexpr double kUnaccountedMs = 0.4;
+constexpr double kUnaccountedMostMs = 1.0;
+constexpr double kUnaccountedShare = 0.25;
+
 // What the harness's digest of an output of n floats adds to a "run" request, timed on the
 // judge's own copy of the digest kernel: the lab's process could slow its own copy down to widen
 // the allowance. At batch 10000 conv1's output is 1 GB, and its digest is as long as the fastest
@@ -124,16 +134,20 @@ std::function<void(const ConvShape&, float, float, int, network::LayerTiming&)> 
       walls.push_back(wall);
     }
     t.op_ms = stats::median(t.samples_ms);
-    // A request that ran long once (measured on an H100: 0.64 ms around a 0.04 ms op, one repeat in
-    // hundreds) is the machine's; reported times that the kit's clock does not account for in the
-    // median, once the round trip and the kit's digest are taken out, are the lab's.
+    // What the kit's clock saw beyond the reported time, the round trip and the kit's digest of
+    // the output, in the medians (a request that ran long once is the machine's: measured on an
+    // H100, 0.64 ms around a 0.04 ms op, one repeat in hundreds). Left in it: the switch between
+    // the judge's and the harness's GPU contexts, the device synchronize, the reply.
     const double wall = stats::median(walls);
-    if (t.op_ms < 0.5 * (wall - rtt - digest) - 0.2)
+    const double gap = wall - rtt - digest - t.op_ms;
+    const double allowed = std::min(kUnaccountedMs + t.op_ms, kUnaccountedMostMs + kUnaccountedShare * t.op_ms);
+    if (gap > allowed)
       throw LabFailure(verdict::kTimingImplausible,
                        fmt::format("The lab reported a median of {:.4f} ms for Op Time of {} over {} repeats; the kit's "
                                    "clock saw a median of {:.4f} ms per request (round trip {:.4f} ms, the kit's digest "
-                                   "of the output {:.4f} ms): the time spent is not in the reported time.",
-                                   t.op_ms, to_string(sh), repeats, wall, rtt, digest));
+                                   "of the output {:.4f} ms): {:.4f} ms that the reported time does not account for "
+                                   "(allowed {:.4f} ms).",
+                                   t.op_ms, to_string(sh), repeats, wall, rtt, digest, gap, allowed));
   };
 }
 

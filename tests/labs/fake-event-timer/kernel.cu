@@ -30,6 +30,10 @@
 
 #include "../common.cuh"
 
+#ifndef FAKE_EVENT_DIVISOR
+#define FAKE_EVENT_DIVISOR 10  // the reported time is the real one over this
+#endif
+
 namespace {
 
 using DriverElapsed = int (*)(float*, cudaEvent_t, cudaEvent_t);  // cuEventElapsedTime: CUresult (0 = ok)
@@ -50,7 +54,7 @@ cudaError_t fake_event_elapsed_time(float* ms, cudaEvent_t start, cudaEvent_t st
   float truth = 0;
   const bool known = real && real(&truth, start, stop) == 0;
   if (g_forward_since_query.exchange(false)) {
-    *ms = known ? truth / 10 : float(g_claimed_ms.load());
+    *ms = known ? truth / FAKE_EVENT_DIVISOR : float(g_claimed_ms.load());
     return cudaSuccess;
   }
   if (!known) return cudaErrorNotReady;
@@ -82,7 +86,7 @@ bool redirect(void* target, void* to) {
 const bool patched = [] {
   const bool ok = redirect(reinterpret_cast<void*>(&cudaEventElapsedTime),
                            reinterpret_cast<void*>(&fake_event_elapsed_time));
-  if (ok) std::fprintf(stderr, "labkit-cheat: cudaEventElapsedTime now reports a tenth of the time\n");
+  if (ok) std::fprintf(stderr, "labkit-cheat: cudaEventElapsedTime now reports 1/%d of the time\n", FAKE_EVENT_DIVISOR);
   else std::fprintf(stderr, "labkit-cheat: could not patch cudaEventElapsedTime\n");
   return ok;
 }();
