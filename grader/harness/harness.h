@@ -19,10 +19,9 @@
 //   conv layer  {out, record?}  prolog + forward + epilog under the host clock (layer-timed
 //                labs; `prepare` made the pinned host arrays), output copied out before the
 //                reply -> done {host_ms, activity?}
-//   conv reserve {arrays: [{floats, memory}]}  host arrays made now, before the calls that use
-//                them: each serves any later prepare whose array it can hold -> done {}
-//                (`--reserve-pinned=N1,N2` before `--channel` makes pinned ones before hello,
-//                their pages during CUDA's start-up: the network program's)
+// `--reserve-pinned=N1,N2` before `--channel`: pinned host arrays of those float counts, made
+// before hello (their pages during CUDA's start-up); each serves any later prepare whose array it
+// can hold (the network program's conv1 input and output).
 //   map  check  {dims, in, out}; map prepare {dims, seed}; map run; map finish {out}
 // A lab that throws gets `failed` {kind: "cuda"|"lab", code, name, phase, message}.
 #pragma once

@@ -43,7 +43,7 @@ void append_device_guard(nlohmann::json& guards, const char* what, const float* 
 
 // The network program's pinned host arrays, named on the command line (--reserve-pinned): their
 // pages are made on another thread from now on, while CUDA starts; the function returned,
-// called once CUDA is up, waits for them and registers them as reserved arrays (op `reserve`'s).
+// called once CUDA is up, waits for them and registers them as reserved arrays.
 std::function<void()> conv_reserve_early(const std::vector<std::size_t>& floats);
 
 // Each op runs the lab's code and returns the `done` payload; exceptions become `failed`.
