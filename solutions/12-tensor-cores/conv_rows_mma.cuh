@@ -1,5 +1,7 @@
 // conv_rows_mma.cuh — the tensor-core conv of the 12-tensor-cores solution: output pixels in the
-// MMA's m dimension, maps in n, the mask columns in k. tensor_cores.cuh launches it.
+// MMA's m dimension, maps in n, the mask columns in k. tensor_cores.cuh launches it. Its kernel
+// reads A from global memory; band_tiles_mma.cuh runs the same tiling on input staged in shared
+// memory, and takes every shape whose tiles fit (conv1 among them): this kernel is the fallback.
 //
 // One MMA, mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32: D (16 x 8) += A (16 x 8) * B (8 x 8).
 //   A[i][k] = in[c][y_i + p][x_i + k]   row i = one output pixel (x_i, y_i), k = mask column q
@@ -45,13 +47,15 @@
 // Stores: d_e is column 2t + e % 2 of strip g or g + 8, so one store instruction writes, per map,
 // the 8 strips' pixels side by side: S = 1, 4 maps x 8 consecutive floats (32 B); S = 2, 2 maps x
 // 16 (64 B, sector-aligned for conv1). Every output element is written once, by one lane.
-// Input loads go straight to global memory through the read-only path (ld.global.nc): each load
+// Here, input loads go straight to global memory through the read-only path (ld.global.nc): each load
 // instruction reads 11 (S = 1) or 18 (S = 2) consecutive floats for its 32 lanes, 1 or 2 L1
 // lines, and a row's 4 loads and the neighbouring items share those lines in L1 and L2. No input
 // tile in shared memory, so no barrier after the start; only B's fragments are staged, once per
 // block, in fragment order: C * K * NT * 256 B (conv1 1,792 B).
-// ptxas (sm_90): 128 registers per thread for conv1's tiling (the launch bounds' cap;
-// acc is 64 of them with R = 16, B 14), no spills, no local memory.
+// ptxas (sm_90): 128 registers per thread for conv1's tiling (the launch bounds' cap), no
+// spills, no local memory. On conv1 at batch 10000 (H200, ncu) this kernel took 0.506 ms, 17
+// instructions per MMA with the guarded stores, long-scoreboard stalls, DRAM 54% busy;
+// band_tiles_mma.cuh takes 0.39 ms.
 //
 // Tuning (each overridable with -D, so `labkit sweep --param NAME=...` can measure it):
 //   TC_CONV1_ROWS  R of the S = 2 tiling (conv1: 80 rows = 10 bands of 8; swept 4, 6, 8, 16: 8 fastest)
@@ -123,6 +127,7 @@ __device__ __forceinline__ void store_output(float* p, float v) {
 // ---- the tiling and its index arithmetic (host and device) ----------------------------------
 
 __host__ __device__ constexpr int imin(int a, int b) { return a < b ? a : b; }
+__host__ __device__ constexpr int imax(int a, int b) { return a > b ? a : b; }
 
 template <int K_, int R_, int NT_, int S_>
 struct Tiling {
@@ -193,6 +198,85 @@ __host__ __device__ inline int weight_index(const Geometry& g, int map0, int nt,
   return map < g.M && q >= 0 && q < T::K ? ((map * g.C + c) * T::K + p) * T::K + q : -1;  // -1: B = 0
 }
 
+// ---- the pieces both kernels share (this one and band_tiles_mma.cuh's) --------------------
+
+// B's fragments of the block's maps, once: (b0, b1) = (B[t][g], B[t + 4][g]) of lane 4g + t,
+// stored [c][p][lane][nt]. (Unrolled so that a thread's loads of the mask overlap: conv2 needs 14
+// rounds of 128.)
+template <class T>
+__device__ __forceinline__ void stage_b_fragments(float2* b_frags, const float* mask, const Geometry& g, int map0) {
+  constexpr int K = T::K, NT = T::NT;
+#pragma unroll 4
+  for (int i = threadIdx.x; i < g.C * K * 32 * NT; i += blockDim.x) {
+    const int nt = i % NT, l = i / NT % 32, p = i / NT / 32 % K, c = i / NT / 32 / K;
+    const int w0 = weight_index<T>(g, map0, nt, l / 4, l % 4, c, p);
+    const int w1 = weight_index<T>(g, map0, nt, l / 4, l % 4 + 4, c, p);
+    b_frags[i] = make_float2(w0 < 0 ? 0.0f : to_tf32(mask[w0]), w1 < 0 ? 0.0f : to_tf32(mask[w1]));
+  }
+}
+
+// One channel c of a work item: acc[j] += A(r) * B(c, p) for every input row r and mask row p
+// with j = r - p in [0, R). load_a(r, e) returns a_e of input row r (already tf32).
+template <class T, class LoadA>
+__device__ __forceinline__ void accumulate_channel(float (&acc)[T::R][T::NT][4], const float2* b_frags, int c,
+                                                   int lane, LoadA load_a) {
+  constexpr int K = T::K, R = T::R, NT = T::NT;
+  float2 b[K][NT];  // B(c, p) of each n tile
+#pragma unroll
+  for (int p = 0; p < K; ++p) {
+    const float2* f = b_frags + ((c * K + p) * 32 + lane) * NT;
+    if constexpr (NT == 2) {  // one 16-byte load
+      const float4 v = *reinterpret_cast<const float4*>(f);
+      b[p][0] = make_float2(v.x, v.y);
+      b[p][1] = make_float2(v.z, v.w);
+    } else {
+      b[p][0] = f[0];
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < T::rows_in; ++r) {
+    float a[4];  // A(r): a_e = row r of strip e % 2, k slot t (e < 2) or t + 4
+#pragma unroll
+    for (int e = 0; e < 4; ++e) a[e] = load_a(r, e);
+    // Input row r feeds output row j = r - p through mask row p.
+#pragma unroll
+    for (int p = 0; p < K; ++p) {
+      if (r - p < 0 || r - p >= R) continue;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) mma_tf32(acc[r - p][nt], a, b[p][nt].x, b[p][nt].y);
+    }
+  }
+}
+
+// d_e: strip e / 2, column n = 2t + e % 2 = map n % MT shifted by n / MT. A strip whose R rows
+// and S columns are all its own (every strip of conv1) takes the unconditional path: one pointer
+// stepped a row at a time, a store and an add per value (the guarded path costs 8 instructions a
+// store, and conv1 stores one value per MMA).
+template <class T>
+__device__ __forceinline__ void store_strips(float* output, const float (&acc)[T::R][T::NT][4], const Strip (&strip)[2],
+                                             const Geometry& g, int map0, int t) {
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const Strip& s = strip[e / 2];
+    const int n = 2 * t + e % 2, shift = n / T::MT;
+    const bool whole = s.row_begin == 0 && s.row_end >= T::R && s.shift_begin == 0;
+#pragma unroll
+    for (int nt = 0; nt < T::NT; ++nt) {
+      const int map = map0 + nt * T::MT + n % T::MT;
+      if (map >= g.M || shift < s.shift_begin) continue;
+      float* out = output + s.out + map * g.out_plane + shift;
+      if (whole) {
+#pragma unroll
+        for (int j = 0; j < T::R; ++j, out += g.W_out) store_output(out, acc[j][nt][e]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < T::R; ++j)
+          if (j >= s.row_begin && j < s.row_end) store_output(out + j * g.W_out, acc[j][nt][e]);
+      }
+    }
+  }
+}
+
 // ---- the kernel -----------------------------------------------------------------------------
 
 // grid = (blocks that loop over work items, map tiles of T::maps); T::threads threads.
@@ -200,19 +284,9 @@ template <class T>
 __global__ void __launch_bounds__(T::threads, T::min_blocks)
     conv_rows_mma(float* __restrict__ output, const float* __restrict__ input,
                   const float* __restrict__ mask, const Geometry g) {
-  constexpr int K = T::K, R = T::R, NT = T::NT;
   extern __shared__ __align__(16) float2 b_frags[];  // [c][p][lane][nt] = (b0, b1)
   const int lane = threadIdx.x % 32, map0 = blockIdx.y * T::maps;
-
-  // B's fragments of this block's maps, once: (b0, b1) = (B[t][g], B[t + 4][g]) of lane 4g + t.
-  // (Unrolled so that a thread's loads of the mask overlap: conv2 needs 14 rounds of 128.)
-#pragma unroll 4
-  for (int i = threadIdx.x; i < g.C * K * 32 * NT; i += T::threads) {
-    const int nt = i % NT, l = i / NT % 32, p = i / NT / 32 % K, c = i / NT / 32 / K;
-    const int w0 = weight_index<T>(g, map0, nt, l / 4, l % 4, c, p);
-    const int w1 = weight_index<T>(g, map0, nt, l / 4, l % 4 + 4, c, p);
-    b_frags[i] = make_float2(w0 < 0 ? 0.0f : to_tf32(mask[w0]), w1 < 0 ? 0.0f : to_tf32(mask[w1]));
-  }
+  stage_b_fragments<T>(b_frags, mask, g, map0);
   __syncthreads();  // the only barrier: from here on each warp works alone
 
   // The lane's k slots t and t + 4 as column offsets (slots no column uses read a real column).
@@ -223,61 +297,23 @@ __global__ void __launch_bounds__(T::threads, T::min_blocks)
   const int warps = gridDim.x * TC_WARPS;
 #pragma unroll 1
   for (int item = threadIdx.x / 32 * gridDim.x + blockIdx.x; item < g.items; item += warps) {
-    const Strip strip[2] = {strip_at<R, T::S>(16 * item + group, g),       // A row g
-                            strip_at<R, T::S>(16 * item + 8 + group, g)};  // A row g + 8
-    float acc[R][NT][4] = {};
+    const Strip strip[2] = {strip_at<T::R, T::S>(16 * item + group, g),       // A row g
+                            strip_at<T::R, T::S>(16 * item + 8 + group, g)};  // A row g + 8
+    float acc[T::R][T::NT][4] = {};
 #pragma unroll 1
     for (int c = 0; c < g.C; ++c) {
-      float2 b[K][NT];  // B(c, p) of each n tile
-#pragma unroll
-      for (int p = 0; p < K; ++p) {
-        const float2* f = b_frags + ((c * K + p) * 32 + lane) * NT;
-        if constexpr (NT == 2) {  // one 16-byte load
-          const float4 v = *reinterpret_cast<const float4*>(f);
-          b[p][0] = make_float2(v.x, v.y);
-          b[p][1] = make_float2(v.z, v.w);
-        } else {
-          b[p][0] = f[0];
-        }
-      }
       const float* in[2] = {input + strip[0].in + c * g.plane, input + strip[1].in + c * g.plane};
       // The row offsets r * W below do not depend on c: the compiler would hoist all of them (4
       // addresses per input row) out of this loop into registers, and spill. An opaque copy of W
       // keeps them here.
       int W = g.W;
       asm volatile("" : "+r"(W));
-#pragma unroll
-      for (int r = 0; r < T::rows_in; ++r) {
-        // A(r): a_e = in[strip e % 2][row r][x + slot e / 2], rounded to tf32 once here.
-        float a[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          a[e] = to_tf32_finite(load_input(in[e % 2] + r * W + slot[e / 2]));
-        // Input row r feeds output row j = r - p through mask row p.
-#pragma unroll
-        for (int p = 0; p < K; ++p) {
-          if (r - p < 0 || r - p >= R) continue;
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt) mma_tf32(acc[r - p][nt], a, b[p][nt].x, b[p][nt].y);
-        }
-      }
+      // a_e = in[strip e % 2][row r][x + slot e / 2], rounded to tf32 once here.
+      accumulate_channel<T>(acc, b_frags, c, lane, [&](int r, int e) {
+        return to_tf32_finite(load_input(in[e % 2] + r * W + slot[e / 2]));
+      });
     }
-
-    // d_e: strip e / 2, column n = 2t + e % 2 = map n % MT shifted by n / MT.
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const Strip& s = strip[e / 2];
-      const int n = 2 * t + e % 2, shift = n / T::MT;
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-        const int map = map0 + nt * T::MT + n % T::MT;
-        if (map >= g.M || shift < s.shift_begin) continue;
-        float* out = output + s.out + map * g.out_plane + shift;
-#pragma unroll
-        for (int j = 0; j < R; ++j)
-          if (j >= s.row_begin && j < s.row_end) store_output(out + j * g.W_out, acc[j][nt][e]);
-      }
-    }
+    store_strips<T>(output, acc, strip, g, map0, t);
   }
 }
 

@@ -25,6 +25,15 @@
 #ifndef TC_MAPS_BLOCKS
 #define TC_MAPS_BLOCKS (TC_MAPS_ROWS <= 12 ? 4 : 2)  // maps_mma's blocks per SM in __launch_bounds__
 #endif
+#ifndef TC_TILE_WARPS
+#define TC_TILE_WARPS 5  // band_tiles_mma's warps per block (conv1)
+#endif
+#ifndef TC_TILE_WARP_ITEMS
+#define TC_TILE_WARP_ITEMS 1  // band_tiles_mma's warp items per warp and work item
+#endif
+#ifndef TC_TILE_BLOCKS
+#define TC_TILE_BLOCKS 4  // band_tiles_mma's blocks per SM in __launch_bounds__
+#endif
 #ifndef TC_STREAM_STORES
 #define TC_STREAM_STORES 0  // 1: output stores with st.global.cs
 #endif

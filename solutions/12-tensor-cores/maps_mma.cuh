@@ -32,7 +32,10 @@
 // J * K MMAs (conv2: 46 + 28 wavefronts for 119 MMAs).
 //
 // Padding. The (c, q) pairs are C*K (conv2: 28) in ceil(C*K/8) k groups (32 slots); the spare
-// slots get A = 0 and B = 0. Maps past M are rows of zeros in A, never stored. The block's
+// slots get A = 0 and B = 0. A last group of at most 4 pairs (conv2: 28 = 3 * 8 + 4) is paired
+// instead: its slot k < 4 is pair k at an even mask row 2P and slot k + 4 the same pair at row
+// 2P + 1, so it needs (K + 1) / 2 MMAs per output row, not K (conv2: 25 MMAs per output row and
+// 16 maps x 8 pixels instead of 28, 11% fewer). Maps past M are rows of zeros in A, never stored. The block's
 // input tile is zero past the image's edge, so pixels past H_out or W_out compute garbage from
 // zeros and are never stored either.
 //
@@ -155,6 +158,85 @@ __device__ void round_tile(float* tile, int C) {
     }
 }
 
+// How the reduction's (c, q) pairs fall into k groups (see "Padding" at the top).
+struct Reduction {
+  int CK;       // C * K pairs
+  int full;     // k groups of 8 pairs
+  int rest;     // pairs of the last, partial group
+  bool paired;  // that group takes its pairs at two mask rows (rest <= 4)
+};
+
+// acc[j] += every MMA of the work item for output row j (j < JJ) at tile column x (the
+// lane's pixel n = g): input row r of the tile feeds output row j = r - p through mask row p, so
+// the loop walks the rows once, loading each row's two values (slots t and t + 4) and issuing
+// every MMA that uses them. Only A's fragments and two values of X are live, beside acc.
+template <class Cfg, int JJ>
+__device__ __forceinline__ void multiply(float (&acc)[JJ][4], const float4* A_s, const float* tile, int x,
+                                         const Reduction& red, int lane) {
+  constexpr int K = Cfg::K, V = JJ + K - 1;
+  const int t = lane % 4;
+  const float* origin = tile + x;  // tile row 0 of column x, channel 0
+  // A k group of 8 (c, q) pairs: every mask row p.
+  auto pairs_group = [&](int s) {
+    // Slots past C*K have A = 0; their B is 0 too (not whatever a NaN input would make it).
+    const int k0 = 8 * s + t, k1 = k0 + 4;
+    const bool use0 = k0 < red.CK, use1 = k1 < red.CK;
+    const float* col0 = origin + (use0 ? (k0 / K) * Cfg::channel_stride + k0 % K : 0);
+    const float* col1 = origin + (use1 ? (k1 / K) * Cfg::channel_stride + k1 % K : 0);
+    float4 a[K];
+#pragma unroll
+    for (int p = 0; p < K; ++p) a[p] = A_s[(s * K + p) * 32 + lane];
+#pragma unroll
+    for (int r = 0; r < V; ++r) {
+      const float b0 = use0 ? col0[r * Cfg::cols] : 0.0f;
+      const float b1 = use1 ? col1[r * Cfg::cols] : 0.0f;
+#pragma unroll
+      for (int p = 0; p < K; ++p) {
+        const int j = r - p;  // output row h0 + j
+        if (j >= 0 && j < JJ) mma_tf32(acc[j], a[p], b0, b1);
+      }
+    }
+  };
+  // The paired last group: slot t is pair 8s + t at mask row 2P, slot t + 4 the same pair one
+  // row further down (2P + 1), so b1 of input row r is b0 of row r + 1 and input row r feeds
+  // output row j = r - 2P: (K + 1) / 2 MMAs a row instead of K.
+  auto paired_group = [&](int s) {
+    constexpr int KP = (K + 1) / 2;
+    const int k = 8 * s + t;
+    const bool use = t < red.rest;
+    const float* col = origin + (use ? (k / K) * Cfg::channel_stride + k % K : 0);
+    float4 a[KP];
+#pragma unroll
+    for (int P = 0; P < KP; ++P) a[P] = A_s[(s * K + P) * 32 + lane];
+    float below = use ? col[0] : 0.0f;
+#pragma unroll
+    for (int r = 0; r < V; ++r) {
+      const float b0 = below;
+      below = use && r + 1 < V ? col[(r + 1) * Cfg::cols] : 0.0f;  // past row V - 1 only mask row K (A = 0) reads it
+#pragma unroll
+      for (int P = 0; P < KP; ++P) {
+        const int j = r - 2 * P;
+        if (j >= 0 && j < JJ) mma_tf32(acc[j], a[P], b0, below);
+      }
+    }
+  };
+#pragma unroll 1
+  for (int s = 0; s < red.full; ++s) pairs_group(s);
+  if (red.paired) paired_group(red.full);
+  else if (red.rest > 0) pairs_group(red.full);
+}
+
+// Maps g (half 0) or g + 8 (half 1) at columns w, w + 1 of one output row: one float2 store when
+// W_out is even (w is even, so the address is 8-byte aligned).
+__device__ __forceinline__ void store_pair(float* out, const float (&d)[4], int half, int w, int W_out) {
+  if (W_out % 2 == 0) {
+    if (w < W_out) *reinterpret_cast<float2*>(out) = make_float2(d[2 * half], d[2 * half + 1]);
+  } else {
+    if (w < W_out) out[0] = d[2 * half];
+    if (w + 1 < W_out) out[1] = d[2 * half + 1];
+  }
+}
+
 // grid = (blocks that loop over the work items, map tiles of 16); Cfg::threads threads.
 // A work item is one image's J output rows x 8 * WX output columns. Each block stages A once,
 // then walks its items with two tile buffers: the next item's copy is in flight while the
@@ -170,6 +252,18 @@ __device__ void round_tile(float* tile, int C) {
 // on: the shared 46-column tile, read by five warps, is what the faster versions have in common.
 // On an NVIDIA H100 the kept tiling takes 0.951-0.960 ms (tensor pipe 33.3%, at the same 1.80
 // GHz), and a third tile buffer (two items' copies in flight) measured 0.955-0.980 ms there.
+// Then, on an H200 (ncu, conv2 at batch 10000, each variant twice, interleaved):
+//   before the paired group                                   0.701 / 0.707 ms
+//   the paired last group (kept: 11% fewer MMAs)              0.674 - 0.679 ms
+//   ... with the tile copied as whole 16-byte rows             0.724 ms
+//   ... p outer, j inner (all rows' B first, 17 MMAs between
+//       two on one accumulator instead of 7)                   0.719 / 0.752 ms
+//   ... a fifth warp on conv2's last 2 columns at 4 row
+//       groups (no wasted column; 14% fewer MMAs)              0.793 ms (with 16-byte rows)
+//   ... rounding in the MMA loop (2 instructions a value)      0.80 ms
+// The warps are latency-bound (ncu: 2.4 warps a scheduler, top stalls fixed-latency "wait",
+// barrier, long scoreboard; issue slots 25-30% busy): fewer MMAs for every warp helps a little,
+// fewer for one warp or fewer instructions do not.
 #ifndef TC_MAPS_ROWS
 #define TC_MAPS_ROWS 17  // J of the conv2 tiling (output rows per work item)
 #endif
@@ -181,9 +275,12 @@ __global__ void __launch_bounds__(Cfg::threads, TC_MAPS_BLOCKS)
     tc_conv_kernel(float* __restrict__ output, const float* __restrict__ input,
                    const float* __restrict__ mask, const int M, const int C, const int H, const int W,
                    const int bands, const int column_blocks, const int items) {
-  constexpr int K = Cfg::K, J = Cfg::J, V = J + K - 1;
+  constexpr int K = Cfg::K, J = Cfg::J;
   extern __shared__ __align__(16) float smem[];
   const int groups = Cfg::groups(C), CK = C * K;
+  // The last k group, when it has at most 4 (c, q) pairs, takes each pair at two mask rows.
+  const int full = CK / 8, rest = CK % 8;
+  const bool paired = rest > 0 && rest <= 4;
   float4* A_s = reinterpret_cast<float4*>(smem);      // [groups][K][32 lanes]: A's fragments
   float* tiles = smem + groups * K * 32 * 4;          // 2 x [C][channel_stride]: input tiles
   const int tile_floats = C * Cfg::channel_stride;
@@ -198,13 +295,18 @@ __global__ void __launch_bounds__(Cfg::threads, TC_MAPS_BLOCKS)
 
   // A's fragments for every (k group s, mask row p, lane): slot k of group s is the pair
   // (c, q) = divmod(8s + k, K); the weight of map m is mask[m][c][p][q], 0 past M or C*K.
+  // A paired last group (see "Padding" at the top) holds, for P = p < (K + 1) / 2, slot k < 4 =
+  // pair 8s + k at mask row 2P and slot k + 4 = the same pair at mask row 2P + 1.
   for (int i = tid; i < groups * K * 32; i += Cfg::threads) {
     const int l = i % 32, p = i / 32 % K, s = i / 32 / K;
     float a[4];
 #pragma unroll
     for (int e = 0; e < 4; ++e) {  // (a0, a1, a2, a3) = (row g, g + 8) x (slot t, t + 4)
-      const int m = m0 + l / 4 + 8 * (e % 2), kk = 8 * s + l % 4 + 4 * (e / 2);
-      a[e] = m < M && kk < CK ? to_tf32(mask[((m * C + kk / K) * K + p) * K + kk % K]) : 0.0f;
+      const int m = m0 + l / 4 + 8 * (e % 2);
+      int kk = 8 * s + l % 4 + 4 * (e / 2), row = p;  // the pair and its mask row
+      if (paired && s == full) kk = 8 * s + l % 4, row = 2 * p + e / 2;
+      const bool used = paired && s == full ? l % 4 < rest && row < K : kk < CK;
+      a[e] = m < M && used ? to_tf32(mask[((m * C + kk / K) * K + row) * K + kk % K]) : 0.0f;
     }
     A_s[i] = make_float4(a[0], a[1], a[2], a[3]);
   }
@@ -220,52 +322,20 @@ __global__ void __launch_bounds__(Cfg::threads, TC_MAPS_BLOCKS)
     round_tile<Cfg>(tile, C);
     __syncthreads();  // everyone's copies of this tile (and A_s) are complete and rounded
 
-    // Input row r of the tile feeds output row j = r - p through mask row p: the loop walks the
-    // rows once, loading each row's two values (slots t and t + 4) and issuing every MMA that
-    // uses them. Only A's K fragments and two values of X are live, beside the accumulators.
-    float acc[J][4] = {};
-    const int x_thread = warp * 8 + g;  // this thread's pixel column n = g, in tile coordinates
-    for (int s = 0; s < groups; ++s) {
-      float4 a[K];
-#pragma unroll
-      for (int p = 0; p < K; ++p) a[p] = A_s[(s * K + p) * 32 + lane];
-      // Slots past C*K have A = 0; their B is 0 too (not whatever a NaN input would make it).
-      const int k0 = 8 * s + t, k1 = k0 + 4;
-      const bool use0 = k0 < CK, use1 = k1 < CK;
-      const float* col0 = tile + (use0 ? (k0 / K) * Cfg::channel_stride + k0 % K : 0) + x_thread;
-      const float* col1 = tile + (use1 ? (k1 / K) * Cfg::channel_stride + k1 % K : 0) + x_thread;
-#pragma unroll
-      for (int r = 0; r < V; ++r) {
-        const float b0 = use0 ? col0[r * Cfg::cols] : 0.0f;
-        const float b1 = use1 ? col1[r * Cfg::cols] : 0.0f;
-#pragma unroll
-        for (int p = 0; p < K; ++p) {
-          const int j = r - p;  // output row h0 + j
-          if (j >= 0 && j < J) mma_tf32(acc[j], a[p], b0, b1);
-        }
-      }
-    }
-
-    // d0, d1: map m0 + g, columns 2t, 2t + 1; d2, d3: map m0 + g + 8.
     const int cb = item % column_blocks, band = item / column_blocks % bands, b = item / column_blocks / bands;
-    const int h0 = band * J, w = cb * 8 * Cfg::WX + warp * 8 + 2 * t;
-    const bool pairs = W_out % 2 == 0;  // then w even means an 8-byte aligned float2
+    const int h0 = band * J;
+    const Reduction red{C * K, full, rest, paired};
+    const std::size_t map8 = std::size_t(8) * H_out * W_out;  // map m + 8 is this much further
+    float acc[J][4] = {};
+    multiply<Cfg, J>(acc, A_s, tile, warp * 8 + g, red, lane);
+    // d0, d1: map m0 + g, columns 2t, 2t + 1; d2, d3: map m0 + g + 8.
+    const int w = cb * 8 * Cfg::WX + warp * 8 + 2 * t;
+    float* out = output + ((std::size_t(b) * M + m0 + g) * H_out + h0) * W_out + w;
 #pragma unroll
-    for (int j = 0; j < J; ++j) {
-      const int h = h0 + j;
-      if (h >= H_out) break;
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int m = m0 + g + 8 * half;
-        if (m >= M) continue;
-        float* out = output + ((std::size_t(b) * M + m) * H_out + h) * W_out + w;
-        if (pairs) {
-          if (w < W_out) *reinterpret_cast<float2*>(out) = make_float2(acc[j][2 * half], acc[j][2 * half + 1]);
-        } else {
-          if (w < W_out) out[0] = acc[j][2 * half];
-          if (w + 1 < W_out) out[1] = acc[j][2 * half + 1];
-        }
-      }
+    for (int j = 0; j < J; ++j, out += W_out) {
+      if (h0 + j >= H_out) break;
+      if (m0 + g < M) store_pair(out, acc[j], 0, w, W_out);
+      if (m0 + g + 8 < M) store_pair(out + map8, acc[j], 1, w, W_out);
     }
     __syncthreads();  // done reading this buffer before the next iteration's copy refills it
   }

@@ -46,6 +46,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "band_tiles_mma.cuh"
 #include "conv_rows_mma.cuh"
 #include "maps_mma.cuh"
 #include "labkit/conv.h"
@@ -57,35 +58,54 @@ namespace tensor_cores {
 
 constexpr unsigned kMaxSharedBytes = 48 * 1024;  // what a block may use without an opt-in
 
+// Blocks of `kernel` that fit on the GPU at once (device, kernel and `bytes` fixed per call site).
+template <class Kernel>
+int resident_blocks(Kernel kernel, int threads, unsigned bytes) {
+  int device = 0, sms = 0, per_sm = 0;
+  LABKIT_CUDA_CHECK(cudaGetDevice(&device));
+  LABKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  LABKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes));
+  return std::max(1, per_sm) * sms;
+}
+
+// The input staged in shared memory (band_tiles_mma.cuh) when two tiles fit, else read from
+// global memory (conv_rows_mma.cuh).
 template <class T>
 void launch(float* output, const float* input, const float* mask, const labkit::ConvShape& s) {
+  const int map_tiles = (s.M + T::maps - 1) / T::maps;
+  const BandGeometry bg = make_band_geometry<T>(s.B, s.M, s.C, s.H, s.W);
+  const std::size_t tiled_bytes = band_shared_bytes<T>(bg);
+  if (tiled_bytes <= kMaxSharedBytes) {
+    static std::size_t cached_bytes = 0;
+    static int slots = 0;
+    if (slots == 0 || tiled_bytes != cached_bytes) {
+      slots = resident_blocks(conv_band_tiles<T>, 32 * TC_TILE_WARPS, unsigned(tiled_bytes));
+      cached_bytes = tiled_bytes;
+    }
+    const int blocks = std::min(bg.items, std::max(1, slots / map_tiles));
+    conv_band_tiles<T><<<dim3(unsigned(blocks), unsigned(map_tiles), 1), 32 * TC_TILE_WARPS, unsigned(tiled_bytes)>>>(
+        output, input, mask, bg);
+    LABKIT_CUDA_CHECK_LAUNCH();
+    return;
+  }
   const unsigned bytes = T::shared_bytes(s.C);
   if (bytes > kMaxSharedBytes) {
     throw std::invalid_argument("12-tensor-cores: " + labkit::to_string(s) + " needs " + std::to_string(bytes) +
                                 " bytes of shared memory per block (B's fragments of " + std::to_string(s.C) +
                                 " channels); the limit is " + std::to_string(kMaxSharedBytes));
   }
-  // Blocks that fit on the GPU at once (a property of the device, the kernel and `bytes`).
   static unsigned cached_bytes = 0;
   static int slots = 0;
   if (slots == 0 || bytes != cached_bytes) {
-    int device = 0, sms = 0, per_sm = 0;
-    LABKIT_CUDA_CHECK(cudaGetDevice(&device));
-    LABKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    LABKIT_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv_rows_mma<T>, T::threads, bytes));
-    slots = std::max(1, per_sm) * sms;
+    slots = resident_blocks(conv_rows_mma<T>, T::threads, bytes);
     cached_bytes = bytes;
   }
-  const Geometry g = make_geometry<T>(s.B, s.M, s.C, s.H, s.W);
-  const int map_tiles = (s.M + T::maps - 1) / T::maps;
+  const Geometry g = bg.g;
   const int blocks = std::min((g.items + TC_WARPS - 1) / TC_WARPS, std::max(1, slots / map_tiles));
   conv_rows_mma<T><<<dim3(unsigned(blocks), unsigned(map_tiles), 1), T::threads, bytes>>>(output, input, mask, g);
   LABKIT_CUDA_CHECK_LAUNCH();
 }
 
-// A band of R rows must fit in the image (its R + K - 1 input rows are read unchecked): images
-// shorter than that (small test shapes only) run with strips of one row.
 template <int K, int R, int NT, int S>
 void launch_rows(float* o, const float* in, const float* w, const labkit::ConvShape& s) {
   if (s.H_out() >= R) launch<Tiling<K, R, NT, S>>(o, in, w, s);
@@ -120,7 +140,8 @@ inline void forward(float* device_output, const float* device_input, const float
                     const labkit::ConvShape& shape) {
   check_shape(shape);
   // Many maps (conv2): 16 of them fill A's 16 rows, so maps go in m (maps_mma.cuh). Few maps
-  // (conv1): pixels in m, maps in n (conv_rows_mma.cuh). Measured at batch 10000 on an H100,
+  // (conv1): pixels in m, maps in n (conv_rows_mma.cuh's tiling; launch() runs it on input staged in
+  // shared memory, band_tiles_mma.cuh, when the tiles fit). Measured at batch 10000 on an H100,
   // each layout on the other's layer lost: conv1 1.605 ms with maps in m against 0.60 ms,
   // conv2 1.40 ms with pixels in m against 0.971 ms.
   if (shape.M > 8) return maps_mma::forward(device_output, device_input, device_mask, shape);
