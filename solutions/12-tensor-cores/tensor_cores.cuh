@@ -24,14 +24,17 @@
 // read every input row straight from global memory and stall on it.
 // Measured at batch 10000 on an NVIDIA H100 80GB HBM3 (labkit grade --solutions 13-capstone,
 // which runs this dispatch): conv1 0.597 ms (maps in m: 1.605 ms), conv2 0.971 ms (pixels in m:
-// 1.40 ms), with the first maps_mma. On an NVIDIA H200, the current kernels: conv1 0.507 ms,
-// conv2 0.705 ms (the first maps_mma there: 0.958 ms).
+// 1.40 ms), with the first maps_mma and conv1 on conv_rows_mma's global-memory kernel. On an
+// NVIDIA H200, the current kernels (labkit report --compare --batches 10000): conv1 0.391 ms
+// (band_tiles_mma; conv_rows_mma's kernel 0.506 ms), conv2 0.682 ms (the first maps_mma: 0.958 ms).
 //
 //   shapes                    kernel, tiling                        warp's work item
 //   M > 8 (conv2)             maps_mma, <K = 7, J = 17, WX = 5>      16 maps x 8 columns x 17 rows
-//   M <= 4, K <= 7 (conv1)    conv_rows_mma <K, TC_CONV1_ROWS = 8, 1, 2>   16 pixel pairs x 8 rows
-//   other M <= 8              conv_rows_mma <K, TC_CONV2_ROWS = 5, 1, 1>   16 pixels x 5 rows, 8 maps
+//   M <= 4, K <= 7 (conv1)    Tiling <K, TC_CONV1_ROWS = 8, 1, 2>   16 pixel pairs x 8 rows
+//   other M <= 8              Tiling <K, TC_CONV2_ROWS = 5, 1, 1>   16 pixels x 5 rows, 8 maps
 //   any, with H_out < R       the same with R = 1 (small test shapes)
+// A Tiling runs on band_tiles_mma (input rows staged in shared memory, 2 bands of R rows a block's
+// work item) when its two tiles fit in 48 KiB, else on conv_rows_mma (A read from global memory).
 // conv_rows_mma: 128 registers per thread (ptxas, sm_90; ncu at batch 1000 on an H100: 22.9%
 // achieved occupancy, tensor pipe 15.9% active on conv1; on an H200: 18.3%), no spills; shared
 // memory per block C * K * 256 B.

@@ -1,13 +1,14 @@
 // 13-capstone — instructor solution.
 //
-// Each layer gets the fastest kernel the labs built for it (batch 10000, measured with `labkit
-// grade --solutions 13-capstone`; H100 numbers are of lab 12's first maps_mma):
+// Each layer gets the fastest kernel the labs built for it (batch 10000, `labkit report --compare
+// --batches 10000` on an NVIDIA H200; on an H100 80GB HBM3 in parentheses):
 //   * conv2 and every shape with many maps: lab 12's tensor-core conv with maps in the MMA's m
-//     dimension (solutions/12-tensor-cores/maps_mma.cuh): 0.971 ms on an H100, 0.705 ms on an H200.
+//     dimension (solutions/12-tensor-cores/maps_mma.cuh): 0.681 ms (0.954 ms).
 //   * conv1 (M = 4, C = 1): lab 12's tensor-core conv with pixels in m and maps in n, by default
-//     (CAPSTONE_CONV1_TC = 1; conv_rows_mma.cuh). Its pixel pairs fill all 8 columns of the MMA
-//     with conv1's 4 maps, which leaves the layer bound by its 1 GB output: 0.597 ms on an H100
-//     (0.507 ms on an H200), against 0.704 ms for lab 11's fp32 register tile (CAPSTONE_CONV1_TC = 0 runs that one instead).
+//     (CAPSTONE_CONV1_TC = 1; band_tiles_mma.cuh on conv_rows_mma.cuh's tiling). Its pixel pairs
+//     fill all 8 columns of the MMA with conv1's 4 maps, which leaves the layer bound by its 1 GB
+//     output: 0.393 ms (0.533 ms), against 0.70 ms for lab 11's fp32 register tile
+//     (CAPSTONE_CONV1_TC = 0 runs that one instead).
 // The capstone's tolerance is fp16's, looser than either; both kernels stay inside their own.
 #ifndef CAPSTONE_CONV1_TC
 #define CAPSTONE_CONV1_TC 1  // conv1 on tensor cores (1) or lab 11's fp32 kernel (0)
