@@ -35,7 +35,11 @@ TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCas
   return {[&s, layer, precision, &c, &flush, &costs, &log, trusted] {
     const ConvShape& sh = c.shape;
     const int n = ++log.calls;
-    const FreshConv fresh{sh, secret_draw(), secret_draw(), c.lo, c.hi};
+    const FreshConv fresh{sh, secret_draw(), secret_draw(), c.lo, c.hi};  // what the prolog gets
+    // Op Time: conv_forward_gpu computes from another input, written inside the timed request
+    // ("refill"), so nothing the prolog computed can be its output. A layer-timed call runs its
+    // prolog under the clock: its input stays.
+    const FreshConv timed = layer ? fresh : FreshConv{sh, secret_draw(), fresh.mask_seed, c.lo, c.hi};
     Regions r;
     const std::uint64_t out = r.add(sh.output_size());
     s.tensors().reserve(r.total());
@@ -50,8 +54,9 @@ TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCas
     LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
     clock.lap(&RemoteLog::flush_ms);
     double wall = 0;
-    const json ran = s.call({{"op", layer ? "layer" : "run"}, {"out", out}},
-                            (layer ? "the layer (prolog, conv_forward_gpu, epilog), " : "conv_forward_gpu, ") + call, &wall);
+    json run = {{"op", layer ? "layer" : "run"}, {"out", out}};
+    if (!layer) run["refill"] = {{"seed", timed.input_seed}, {"lo", c.lo}, {"hi", c.hi}};
+    const json ran = s.call(run, (layer ? "the layer (prolog, conv_forward_gpu, epilog), " : "conv_forward_gpu, ") + call, &wall);
     const double reported = number(ran, layer ? "host_ms" : "event_ms", 0, 1e7);
     const double host = number(ran, "host_ms", 0, 1e7);
     const std::uint64_t digest = unsigned_number(ran, "digest");
@@ -66,11 +71,11 @@ TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCas
       return Sample{reported, wall - costs.round_trip_ms - costs.overhead_ms};
     }
     // Positions picked after the call; the output read once where it lies (remote.h).
-    auto check = [&s, &log, out, fresh, digest, call, layer, precision] {
-      const std::vector<std::size_t> positions = pick_positions(fresh.shape.output_size(), secret_draw(), 2048);
-      const SealedRead got = read_sealed(s.tensors().floats(out, fresh.shape.output_size()), positions);
+    auto check = [&s, &log, out, timed, digest, call, layer, precision] {
+      const std::vector<std::size_t> positions = pick_positions(timed.shape.output_size(), secret_draw(), 2048);
+      const SealedRead got = read_sealed(s.tensors().floats(out, timed.shape.output_size()), positions);
       if (got.digest != digest) throw output_changed(call, layer);
-      CaseReport rep = check_fresh_conv(fresh, got, positions, precision, call);
+      CaseReport rep = check_fresh_conv(timed, got, positions, precision, call);
       if (!rep.passed) throw TimedCallWrong{std::move(rep)};
       ++log.checked;
     };

@@ -170,7 +170,9 @@ CaseReport check_fresh_conv(const FreshConv& c, const SealedRead& out, std::span
   rep.worst = cmp.worst;
   rep.outcome = check::to_string(cmp.outcome);
   rep.detail = cmp.describe(check::conv_layout(s)) +
-               fmt::format("\n    (a timed call with fresh inputs: every element scanned for NaN/inf/poison "
+               fmt::format("\n    (a timed call with fresh inputs; on Op Time, written into the device input just "
+                           "before conv_forward_gpu, so an output computed in the prolog or kept from an earlier "
+                           "call fails. Every element scanned for NaN/inf/poison "
                            "({} never written, {} NaN/inf), {} positions checked against the reference)",
                            out.unwritten, out.nonfinite, checked.size());
   return rep;
