@@ -81,9 +81,13 @@ std::uint64_t device_digest(const float* device, std::size_t n) {
   return host;
 }
 
-void device_fill(float* device, std::size_t n, std::uint64_t seed, float lo, float hi) {
+void enqueue_fill(float* device, std::size_t n, std::uint64_t seed, float lo, float hi) {
   fill_kernel<<<1024, 256>>>(device, n, seed, lo, hi);
   LABKIT_CUDA_CHECK(cudaGetLastError());
+}
+
+void device_fill(float* device, std::size_t n, std::uint64_t seed, float lo, float hi) {
+  enqueue_fill(device, n, seed, lo, hi);
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
 }
 

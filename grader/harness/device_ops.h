@@ -11,5 +11,7 @@ namespace labkit::harness {
 std::uint64_t device_digest(const float* device, std::size_t n);
 // device[i] = fresh::fresh_value(seed, i, lo, hi) for i < n, synchronously.
 void device_fill(float* device, std::size_t n, std::uint64_t seed, float lo, float hi);
+// The same, enqueued on the legacy default stream; the caller synchronizes.
+void enqueue_fill(float* device, std::size_t n, std::uint64_t seed, float lo, float hi);
 
 }  // namespace labkit::harness

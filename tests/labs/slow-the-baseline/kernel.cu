@@ -12,6 +12,9 @@
 // harness alive before and after; a baseline slowed by more than 10% beside the lab is
 // timing-implausible. Measured on an H100, this spin slowed the baseline by under 2% (0.5217 vs
 // 0.5123 ms clean): the lab then grades as the plain conv it is (passed, 0.77x, correctness only).
+// Since Op Time calls refill their input inside the timed request, a spin launched after the
+// prolog still fills every SM when the refill's kernel wants to run: the refill waits for it,
+// inside the judge's clock, and the grade can be hidden-work (0 points) instead.
 #include <unistd.h>
 
 #include <atomic>
