@@ -1,8 +1,9 @@
 // Cheat: prolog-compute. The untimed prolog runs the whole conv on the input it was handed, into a
 // buffer of its own; conv_forward_gpu (the timed Op Time) only copies that buffer into the output.
 // On a grader that times the op alone, every output is right and the op costs one device copy:
-// conv2 at batch 1000 copies 74 MB in about 0.04 ms against the baseline's 1.9 ms, a 40x speedup
-// that passes the physical floor (its bytes at 1.25x the memory's peak).
+// for conv2 at batch 1000, 74 MB read and written, estimated at about 0.05 ms against the
+// baseline's 1.9 ms (not measured: the kit refilled the input before this lab was run), above the
+// physical floor (the shape's bytes at 1.25x the memory's peak: about 0.02 ms).
 // Expected verdict: incorrect, 0 points. Every timed call's conv_forward_gpu gets an input the
 // prolog never saw: the harness writes fresh values into the device input inside the timed
 // request, just before the call ("refill"), and the judge checks the output against those.
