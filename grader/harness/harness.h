@@ -15,8 +15,8 @@
 //   conv prepare {shape, memory, input: {seed, lo, hi} | {offset}, mask: {...}, spacer}
 //                fresh host data, then the lab's prolog and the output poisoned -> done {}
 //   conv run    {refill?: {seed, lo, hi}}  the device input refilled from that seed and the output
-//                poisoned again (then a device synchronize), forward between CUDA events, device
-//                synchronize, digest -> done {event_ms, host_ms, digest}
+//                poisoned again (then the legacy stream synchronized), forward between CUDA events,
+//                device synchronize, digest -> done {event_ms, host_ms, digest}
 //   conv finish {out}  epilog, output copied out -> done {guards}
 //   conv layer  {out, record?}  prolog + forward + epilog under the host clock (layer-timed
 //                labs; `prepare` made the pinned host arrays), output copied out before the

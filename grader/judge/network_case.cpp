@@ -26,8 +26,8 @@ namespace {
 json shape_json(const ConvShape& s) { return {s.B, s.M, s.C, s.H, s.W, s.K}; }
 
 // The network case's allowance for request time that no reported time, round trip, refill or
-// digest explains: min(0.4 ms + E, 1.0 ms + E / 4) for a reported median E. Measured on an H200 for the
-// honest solutions 03, 06, 09, 10, 11, 12 and 13 (five repeats each, batch 1000 and 10000): 0.21
+// digest explains: min(0.4 ms + E, 1.0 ms + E / 4) for a reported median E. Measured on an H200
+// (before the refill) for the honest solutions 03, 06, 09, 10, 11, 12 and 13 (five repeats each, batch 1000 and 10000): 0.21
 // to 0.64 ms (09-fp16's conv1 at batch 10000); a lab whose events report half of its time
 // (tests/labs/fake-event-timer-half) leaves 4.6 ms unaccounted for on conv1 at batch 10000. The
 // first term was this check's only one: "at least half of the request, minus 0.2 ms".
@@ -53,7 +53,8 @@ double digest_ms(std::size_t n) {
 }
 
 // What the harness's refill adds to a "run" request (the input written fresh, the output poisoned
-// again, a device synchronize: conv_ops.cpp), timed the same way on the judge's own buffers.
+// again, the legacy stream synchronized: conv_ops.cpp), timed the same way on the judge's own
+// buffers.
 double refill_ms(const ConvShape& sh) {
   DeviceBuffer<float> in(sh.input_size()), out(sh.output_size());
   std::vector<double> ms;

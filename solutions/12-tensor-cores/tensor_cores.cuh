@@ -109,6 +109,8 @@ void launch(float* output, const float* input, const float* mask, const labkit::
   LABKIT_CUDA_CHECK_LAUNCH();
 }
 
+// A band of R rows must fit in the image (its R + K - 1 input rows are read unchecked): images
+// shorter than that (small test shapes only) run with strips of one row.
 template <int K, int R, int NT, int S>
 void launch_rows(float* o, const float* in, const float* w, const labkit::ConvShape& s) {
   if (s.H_out() >= R) launch<Tiling<K, R, NT, S>>(o, in, w, s);
