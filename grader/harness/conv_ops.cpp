@@ -265,16 +265,14 @@ json run(const ConvOps& ops, const json& rq) {
     // only now, written into the lab's device input inside this request, so an output computed in
     // the untimed prolog (or between requests) is wrong. Poisoning the output again (1 GB at batch
     // 10000's conv1, 74 MB at batch 1000's conv2: more than the L2) also pushes the new input out of
-    // the L2, so the op reads it from device memory, as after the judge's flush.
-    // Synchronizing the legacy stream, not the device: the refill has landed before forward
+    // the L2, so the op reads it from device memory.
+    // refill() synchronizes the legacy stream, not the device: the refill has landed before forward
     // starts (on whatever stream the lab uses), and a lab's own work left running elsewhere is not
     // waited for here (it is the run's: the device synchronize after forward waits for it).
     const json& f = rq.at("refill");
     set_phase("the kit's fresh input (before conv_forward_gpu)");
-    enqueue_fill(p.d_in, p.shape.input_size(), f.at("seed").get<std::uint64_t>(), f.at("lo").get<float>(),
-                 f.at("hi").get<float>());
-    LABKIT_CUDA_CHECK(cudaMemsetAsync(p.d_out, 0xFF, p.shape.output_size() * sizeof(float), nullptr));
-    LABKIT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+    refill(p.d_in, p.shape.input_size(), f.at("seed").get<std::uint64_t>(), f.at("lo").get<float>(),
+           f.at("hi").get<float>(), p.d_out, p.shape.output_size());
   }
   set_phase("conv_forward_gpu");
   const auto t0 = Clock::now();

@@ -91,4 +91,11 @@ void device_fill(float* device, std::size_t n, std::uint64_t seed, float lo, flo
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+void refill(float* input, std::size_t input_n, std::uint64_t seed, float lo, float hi, float* output,
+            std::size_t output_n) {
+  enqueue_fill(input, input_n, seed, lo, hi);
+  LABKIT_CUDA_CHECK(cudaMemsetAsync(output, 0xFF, output_n * sizeof(float), nullptr));
+  LABKIT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+}
+
 }  // namespace labkit::harness

@@ -35,6 +35,18 @@ constexpr double kUnaccountedMs = 0.4;
 constexpr double kUnaccountedMostMs = 1.0;
 constexpr double kUnaccountedShare = 0.25;
 
+// The median host time of three synchronous calls of `call`, after a first that loads its kernel.
+template <class Call>
+double median_call_ms(Call call) {
+  std::vector<double> ms;
+  for (int k = 0; k < 4; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    if (k > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return stats::median(ms);
+}
+
 // What the harness's digest of an output of n floats adds to a "run" request, timed on the
 // judge's own copy of the digest kernel: the lab's process could slow its own copy down to widen
 // the allowance. At batch 10000 conv1's output is 1 GB, and its digest is as long as the fastest
@@ -42,31 +54,17 @@ constexpr double kUnaccountedShare = 0.25;
 double digest_ms(std::size_t n) {
   DeviceBuffer<float> out(n);
   harness::device_fill(out.get(), n, secret_draw(), -1.0f, 1.0f);
-  std::vector<double> ms;
-  for (int k = 0; k < 4; ++k) {
-    const auto t0 = std::chrono::steady_clock::now();
-    harness::device_digest(out.get(), n);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  ms.erase(ms.begin());  // the first launch loads the kernel
-  return stats::median(ms);
+  return median_call_ms([&] { harness::device_digest(out.get(), n); });
 }
 
-// What the harness's refill adds to a "run" request (the input written fresh, the output poisoned
-// again, the legacy stream synchronized: conv_ops.cpp), timed the same way on the judge's own
+// What the harness's refill adds to a "run" request (device_ops.h: the input written fresh, the
+// output poisoned again, the legacy stream synchronized), timed the same way on the judge's own
 // buffers.
 double refill_ms(const ConvShape& sh) {
   DeviceBuffer<float> in(sh.input_size()), out(sh.output_size());
-  std::vector<double> ms;
-  for (int k = 0; k < 4; ++k) {
-    const auto t0 = std::chrono::steady_clock::now();
-    harness::enqueue_fill(in.get(), sh.input_size(), secret_draw(), 0.0f, 1.0f);
-    LABKIT_CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, sh.output_size() * sizeof(float), nullptr));
-    LABKIT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  ms.erase(ms.begin());  // the first launch loads the kernel
-  return stats::median(ms);
+  return median_call_ms([&] {
+    harness::refill(in.get(), sh.input_size(), secret_draw(), 0.0f, 1.0f, out.get(), sh.output_size());
+  });
 }
 }  // namespace
 
