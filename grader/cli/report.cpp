@@ -113,6 +113,16 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
       return {};
     }
   }
+  // A lab's Op Time comes from the repeats, whose input the harness writes inside each timed call
+  // (docs/grading.md, "Fresh data in every timed call"). With none, it would be the network's own
+  // call, whose input the lab's prolog has already seen: a conv computed there would pass for the op.
+  const bool has_lab = std::any_of(out.begin(), out.end(), [](const Subject& s) { return s.argv.size() > 1 && s.argv[1] == "lab"; });
+  if (o.op_repeats < 1 && (has_lab || o.course)) {
+    error = "--op-repeats 0: a lab's Op Time is the median of the repeats, whose input the kit writes inside each "
+            "timed call; the network's own call cannot be trusted as Op Time (the lab's prolog has seen its input). "
+            "Pass --op-repeats 1 or more";
+    return {};
+  }
   if (o.course && !out.empty()) {  // the reference runs beside what was asked for, first
     auto it = std::find_if(registry.begin(), registry.end(),
                            [&](const LabEntry& l) { return l.role == "solution" && l.id == o.course_reference; });
@@ -340,7 +350,7 @@ void add_report(CLI::App& app, int& status) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--data", o->data, "test set folder (IDX files, labkit/dataset.h)")->capture_default_str();
   cmd->add_option("--model", o->model, "model folder (six .npy files)")->capture_default_str();
-  cmd->add_option("--op-repeats", o->op_repeats, "timed calls per layer after the program's own, for the Op Time median")
+  cmd->add_option("--op-repeats", o->op_repeats, "timed calls per layer after the program's own, for the Op Time median (a lab: at least 1, each on an input written inside the call)")
       ->check(CLI::Range(0, 1000))->capture_default_str();
   cmd->add_option("--timeout", o->timeout_s, "seconds per run before it is stopped")->check(CLI::Range(2.0, 86400.0));
   cmd->callback([o, batches, &status] {

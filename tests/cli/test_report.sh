@@ -69,6 +69,11 @@ status=$?
 [[ $status -eq 2 ]] && grep -q 'no lab named "no-such-lab"' "$tmp/err" && ok "unknown lab refused" || fail "unknown lab: exit $status: $(cat "$tmp/err")"
 "$labkit" report >"$tmp/out" 2>"$tmp/err"
 [[ $? -eq 2 ]] && grep -q "nothing to run" "$tmp/err" && ok "nothing to run" || fail "no subject: $(cat "$tmp/err")"
+# A lab's Op Time only from calls whose input the kit wrote inside the call: no --op-repeats 0.
+"$labkit" report --lab 03-tiling --op-repeats 0 >"$tmp/out" 2>"$tmp/err"
+status=$?
+[[ $status -eq 2 ]] && grep -q "Pass --op-repeats 1 or more" "$tmp/err" && ok "a lab with --op-repeats 0 refused" \
+  || fail "--op-repeats 0 on a lab: exit $status: $(cat "$tmp/err")"
 
 # A GPU conv: 77 and a clear skip without a device, a table with one.
 "$labkit" report "${gpu_subject[@]}" --batches 10 --op-repeats 1 >"$tmp/out" 2>"$tmp/err"
