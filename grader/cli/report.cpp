@@ -59,6 +59,7 @@ struct Subject {
   std::string name;
   std::vector<std::string> argv;  // up to, not including, the network options
   bool layer_timed = false;       // lab.json "timed": "layer": its Op Time is not what it optimizes
+  bool lab = false;               // a lab's code in its harness, not one of the kit's convs
 };
 
 bool layer_timed(const LabEntry& l) {
@@ -92,7 +93,7 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
   };
   if (o.solutions || o.compare) {
     for (const LabEntry& l : registry)
-      if (l.role == "solution" && l.kind == "conv") out.push_back({label(l), lab_argv(l), layer_timed(l)});
+      if (l.role == "solution" && l.kind == "conv") out.push_back({label(l), lab_argv(l), layer_timed(l), true});
   }
   for (const std::string& id : o.labs) {
     auto it = std::find_if(registry.begin(), registry.end(), [&](const LabEntry& l) { return l.role == role && l.id == id; });
@@ -104,7 +105,7 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
       error = fmt::format("{} is not a conv lab: the network has no place for it (only conv labs have milestone tables)", id);
       return {};
     }
-    out.push_back({label(*it), lab_argv(*it), layer_timed(*it)});
+    out.push_back({label(*it), lab_argv(*it), layer_timed(*it), true});
   }
   if (o.cudnn || o.compare) {
     if (LABKIT_HAVE_CUDNN) fixed("cudnn", "cudnn");
@@ -116,8 +117,8 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
   // A lab's Op Time comes from the repeats, whose input the harness writes inside each timed call
   // (docs/grading.md, "Fresh data in every timed call"). With none, it would be the network's own
   // call, whose input the lab's prolog has already seen: a conv computed there would pass for the op.
-  const bool has_lab = std::any_of(out.begin(), out.end(), [](const Subject& s) { return s.argv.size() > 1 && s.argv[1] == "lab"; });
-  if (o.op_repeats < 1 && (has_lab || o.course)) {
+  const bool has_lab = std::any_of(out.begin(), out.end(), [](const Subject& s) { return s.lab; });
+  if (o.op_repeats < 1 && (has_lab || o.course)) {  // --course adds its reference solution below
     error = "--op-repeats 0: a lab's Op Time is the median of the repeats, whose input the kit writes inside each "
             "timed call; the network's own call cannot be trusted as Op Time (the lab's prolog has seen its input). "
             "Pass --op-repeats 1 or more";
@@ -134,7 +135,7 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
       return {};
     }
     if (std::none_of(out.begin(), out.end(), [&](const Subject& s) { return s.name == label(*it); }))
-      out.insert(out.begin(), Subject{label(*it), lab_argv(*it), layer_timed(*it)});
+      out.insert(out.begin(), Subject{label(*it), lab_argv(*it), layer_timed(*it), true});
   }
   return out;
 }
