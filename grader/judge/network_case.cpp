@@ -25,12 +25,12 @@ using nlohmann::json;
 namespace {
 json shape_json(const ConvShape& s) { return {s.B, s.M, s.C, s.H, s.W, s.K}; }
 
-// The network case's allowance for request time that no reported time, round trip, refill or
-// digest explains: min(0.4 ms + E, 1.0 ms + E / 4) for a reported median E. Measured on an H200
-// (before the refill) for the honest solutions 03, 06, 09, 10, 11, 12 and 13 (five repeats each, batch 1000 and 10000): 0.21
-// to 0.64 ms (09-fp16's conv1 at batch 10000); a lab whose events report half of its time
-// (tests/labs/fake-event-timer-half) leaves 4.6 ms unaccounted for on conv1 at batch 10000. The
-// first term was this check's only one: "at least half of the request, minus 0.2 ms".
+// The network case's allowance for request time that no reported time, round trip, refill or digest
+// explains: min(0.4 ms + E, 1.0 ms + E / 4) for a reported median E. Measured on an H200 (before
+// the refill) for the honest solutions 03, 06, 09, 10, 11, 12 and 13 (five repeats each, batch 1000
+// and 10000): 0.21 to 0.64 ms (09-fp16's conv1 at batch 10000); a lab whose events report half of
+// its time (tests/labs/fake-event-timer-half) leaves 4.6 ms unaccounted for on conv1 at batch
+// 10000. The first term was this check's only one: "at least half of the request, minus 0.2 ms".
 constexpr double kUnaccountedMs = 0.4;
 constexpr double kUnaccountedMostMs = 1.0;
 constexpr double kUnaccountedShare = 0.25;
