@@ -2,9 +2,10 @@
 """Lists the lab folders meson builds a grading executable for (run at configure time).
 
 Usage: discover_labs.py SOURCE_ROOT [--tests]
-Prints one line per lab: role|id|kind|folder|lab.json|timed|ptx (paths relative to SOURCE_ROOT;
-timed is "op" or "layer"; ptx is "ptx" when lab.json lists PTX evidence patterns, "host" when the
-technique is only checked at run time, like the streams lab's).
+Prints one line per lab: role|id|kind|folder|lab.json|timed|ptx|arch (paths relative to
+SOURCE_ROOT; timed is "op" or "layer"; ptx is "ptx" when lab.json lists PTX evidence patterns,
+"host" when the technique is only checked at run time, like the streams lab's; arch is "arch" when
+lab.json has "arch_specific": true, else "portable").
   labs/NN-name/        role "lab"       (kernel.cu + lab.json + README.md)
   solutions/NN-name/   role "solution"  (kernel.cu; graded with labs/NN-name/lab.json)
   tests/labs/name/     role "test"      (the grader's own test labs, with --tests)
@@ -39,7 +40,10 @@ def read_spec(root, lab_json):
     if timed not in ("op", "layer"):
         fail(f'{lab_json}: "timed" must be "op" or "layer", found {timed!r}')
     ptx = "ptx" if spec.get("evidence") else "host"
-    return kind, timed, ptx
+    arch = spec.get("arch_specific", False)
+    if not isinstance(arch, bool):
+        fail(f'{lab_json}: "arch_specific" must be true or false, found {arch!r}')
+    return kind, timed, ptx, "arch" if arch else "portable"
 
 
 def folders(root, rel):
@@ -63,8 +67,8 @@ def main():
             lab_json = os.path.join(spec_root or rel, lab_id, "lab.json")
             if role == "solution" and not os.path.isfile(os.path.join(root, lab_json)):
                 fail(f"{folder}/kernel.cu has no lab: {lab_json} is missing")
-            kind, timed, ptx = read_spec(root, lab_json)
-            print(f"{role}|{lab_id}|{kind}|{folder}|{lab_json}|{timed}|{ptx}")
+            kind, timed, ptx, arch = read_spec(root, lab_json)
+            print(f"{role}|{lab_id}|{kind}|{folder}|{lab_json}|{timed}|{ptx}|{arch}")
 
 
 main()

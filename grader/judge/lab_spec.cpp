@@ -62,7 +62,7 @@ constexpr std::pair<const char*, HostEvidence> kHostEvidence[] = {
 const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision", "timed",
                                      "target_speedup", "targets_by_gpu", "correctness_share", "evidence",
                                      "host_evidence", "hints", "map", "network_accuracy", "batch",
-                                     "speedup_of", "tiers"};
+                                     "speedup_of", "tiers", "arch_specific"};
 
 }  // namespace
 
@@ -199,6 +199,10 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
     s.batch = static_cast<int>(r.number("batch", 1, 10000, "an integer from 1 to 10000"));
   }
   if (root.contains("speedup_of")) s.speedup_of = r.choice("speedup_of", kSpeedupOf);
+  if (root.contains("arch_specific")) {
+    if (!root.at("arch_specific").is_boolean()) r.fail("\"arch_specific\" must be true or false");
+    s.arch_specific = root.at("arch_specific").get<bool>();
+  }
   if (root.contains("tiers")) {
     const json& t = root.at("tiers");
     if (!t.is_array() || t.empty()) r.fail("\"tiers\" must be a non-empty array of ascending speedups above 1");

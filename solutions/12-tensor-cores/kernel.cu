@@ -1,8 +1,9 @@
 // 12-tensor-cores — instructor solution.
 //
 // The kernels, and the design they follow, are in conv_rows_mma.cuh (few maps: pixels in the MMA's
-// m dimension) and maps_mma.cuh (many maps: maps in m) beside this file; tensor_cores.cuh picks
-// one per shape (13-capstone's solution uses it too). Here is the lab's API around them.
+// m dimension), maps_mma.cuh (many maps: maps in m) and warpgroup_mma.cuh (conv2's shape on
+// Hopper's wgmma, sm_90a) beside this file; tensor_cores.cuh picks one per shape (13-capstone's
+// solution uses it too). Here is the lab's API around them.
 //
 // Its tuning constants, declared here so that `labkit sweep --solution 12-tensor-cores --param
 // NAME=V1,V2,...` can override them (conv_rows_mma.cuh explains each and has the same defaults,
@@ -33,6 +34,15 @@
 #endif
 #ifndef TC_TILE_BLOCKS
 #define TC_TILE_BLOCKS 4  // band_tiles_mma's blocks per SM in __launch_bounds__
+#endif
+#ifndef TC_CONV2_KERNEL
+#define TC_CONV2_KERNEL 2  // conv2: 2 warpgroup_mma.cuh (sm_90a GPUs), 1 maps_mma.cuh
+#endif
+#ifndef TC_WG_GROUPS
+#define TC_WG_GROUPS 2  // warpgroup_mma's warpgroups per block
+#endif
+#ifndef TC_WG_BLOCKS
+#define TC_WG_BLOCKS 2  // warpgroup_mma's blocks per SM in __launch_bounds__
 #endif
 #ifndef TC_STREAM_STORES
 #define TC_STREAM_STORES 0  // 1: output stores with st.global.cs

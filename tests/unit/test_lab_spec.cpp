@@ -87,6 +87,14 @@ TEST_CASE("a capstone: any precision, its own batch, the total's speedup and tie
             .find("a lab with \"tiers\" has no \"targets_by_gpu\"") != std::string::npos);
 }
 
+TEST_CASE("arch_specific: off unless lab.json says true") {
+  CHECK_FALSE(labkit::load_lab_spec(write(kGood)).arch_specific);
+  CHECK(labkit::load_lab_spec(write(replace(kGood, "\"timed\": \"op\",", "\"timed\": \"op\", \"arch_specific\": true,")))
+            .arch_specific);
+  CHECK(error_of(replace(kGood, "\"timed\": \"op\",", "\"timed\": \"op\", \"arch_specific\": \"sm_90a\","))
+            .find("\"arch_specific\" must be true or false") != std::string::npos);
+}
+
 TEST_CASE("targets_by_gpu: the target of the GPU model grading, else the default, and why") {
   const auto spec = labkit::load_lab_spec(write(replace(kGood, R"("target_speedup": 1.8,)",
       R"("target_speedup": 1.8, "targets_by_gpu": {

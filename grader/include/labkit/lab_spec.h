@@ -112,6 +112,10 @@ struct LabSpec {
   int batch = 1000;
   SpeedupOf speedup_of = SpeedupOf::geometric_mean;
   std::vector<double> tiers;
+  // The lab's kernels may use Hopper's arch-specific instructions (wgmma): where the build targets
+  // compute capability 9.0, its harness also embeds sm_90a code (grader/harness/meson.build, which
+  // reads the key at configure time through discover_labs.py).
+  bool arch_specific = false;
 
   // The calibrated target of `gpu` (exact name), else target_speedup.
   ChosenTarget target_for(const std::string& gpu) const;

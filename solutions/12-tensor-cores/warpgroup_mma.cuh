@@ -1,0 +1,269 @@
+// warpgroup_mma.cuh — conv2's kernel on Hopper's warpgroup MMA (wgmma.mma_async, sm_90a only):
+// pixels in the MMA's m dimension, the 16 maps in n. tensor_cores.cuh runs it for the network's
+// conv2 shape (M = 16, C = 4, 40 x 40, K = 7) when the GPU runs sm_90a code (available()), and
+// maps_mma.cuh everywhere else.
+//
+// Why a second conv2 kernel. maps_mma.cuh issues mma.sync: one warp, a 16 x 8 x 8 product per
+// instruction, and its warps wait on each MMA's fixed latency (ncu on an H200: tensor pipe 41%
+// busy, 2.4 warps a scheduler). wgmma is Hopper's own tensor-core instruction: the 4 warps of a
+// warpgroup issue a 64 x 16 x 8 product together, asynchronously, with B read straight from
+// shared memory. A warp issues one instruction where mma.sync needed four, and it loads the next
+// channel's operands while the tensor cores work.
+//
+// The implicit GEMM, out[pixel][map] = sum_k A[pixel][k] * B[k][map]:
+//   * a step is one (channel c, mask row p); its 8 k slots are the mask columns q = 0..7, q = 7
+//     padding (A = 0 and B = 0), so 28 steps of m64n16k8 cover conv2's C*K*K = 196 (12.5% padding);
+//   * A (64 pixels x 8 slots) comes from registers, in mma.m16n8k8's A layout per warp: warp w
+//     holds rows 16w .. 16w + 15, lane (g, t) = (lane / 4, lane % 4) holds
+//       a0 = A[g][t]  a1 = A[g + 8][t]  a2 = A[g][t + 4]  a3 = A[g + 8][t + 4];
+//   * row g + 8's pixel is right under row g's (output rows h and h + 1, one column), so A[g + 8]
+//     at mask row p reads the input row that A[g] reads at mask row p + 1: a lane loads input
+//     rows h .. h + K of its column once per channel (8 rows x slots t, t + 4) and each step of
+//     the channel takes a0/a2 and a1/a3 from two consecutive rows;
+//   * B (8 slots x 16 maps, one step's weights) is staged once per block, rounded to tf32, in
+//     wgmma's K-major layout without swizzle: "core matrices" of 8 maps x 4 slots (8 rows of 16
+//     bytes), named by a 64-bit matrix descriptor per step (descriptor()).
+// An image's output is 17 row pairs x 34 columns = 578 pixel pairs: 32 of them (64 pixels) make a
+// warpgroup tile, 19 tiles an image. A warp's 8 pairs run along a row pair and on into the next
+// one, so no column is wasted; only the last tile's 30 spare pairs (5%) compute and are dropped.
+//
+// Block: TC_WG_GROUPS warpgroups share one image in shared memory (tiles group, group +
+// TC_WG_GROUPS, ...), with the next image's copy (cp.async, 16 bytes a thread) in flight in a
+// second buffer. Per block 14 KiB of B + 2 x 25 KiB of images. A warpgroup's tile: for each
+// channel, wait until the group before last is done (its registers are reused), load the 16
+// values, issue 7 wgmmas as one group; then wait for all, store. The stores of one warpgroup
+// overlap the products of the others on the SM.
+//
+// Measured at batch 10000 (a standalone driver, events, median of 20 after 5 warm-ups, L2 flushed
+// by a 256 MiB memset; NVIDIA H100 80GB HBM3, same run):
+//   maps_mma.cuh                                          0.950 - 0.975 ms
+//   this kernel, 2 warpgroups x 2 blocks an SM (94 regs)  0.588 - 0.601 ms
+//     ... 1 warpgroup x 3 blocks                           0.624 ms
+//     ... 2 tiles per warpgroup at once (158 regs)         0.659 - 0.719 ms
+//     ... the next tile's products issued before the last
+//         tile's stores (two accumulator sets)             0.79 ms: ptxas serializes the wgmmas
+//         (C7514: the stores read accumulators inside what it takes for the pipeline stage)
+// ncu (H100, the kept version): issue slots 42% busy, L1/shared pipe 64%, DRAM 41%: the
+// shared-memory loads of A (64 per lane a tile) are the next limit.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "labkit/conv.h"
+#include "labkit/cuda_check.h"
+
+#ifndef TC_WG_GROUPS
+#define TC_WG_GROUPS 2  // warpgroups per block
+#endif
+#ifndef TC_WG_BLOCKS
+#define TC_WG_BLOCKS 2  // blocks per SM that __launch_bounds__ budgets registers for
+#endif
+
+namespace warpgroup_mma {
+
+constexpr int K = 7, C = 4, H = 40, W = 40, M = 16;  // the one shape this kernel is built for
+constexpr int H_out = H - K + 1, W_out = W - K + 1;
+constexpr int kSteps = C * K;                // (c, p) steps, 8 q slots each
+constexpr int kPairs = (H_out / 2) * W_out;  // pixel pairs (rows h, h + 1) an image: 578
+constexpr int kTiles = (kPairs + 31) / 32;   // warpgroup tiles of 32 pairs an image: 19
+constexpr int kImage = C * H * W;            // floats of one input image
+constexpr int kBFloats = kSteps * 8 * M;     // B's core matrices, all steps
+constexpr int kThreads = 128 * TC_WG_GROUPS;
+static_assert(H_out % 2 == 0, "pixel pairs are output rows h, h + 1");
+static_assert(W % 4 == 0 && kImage % 4 == 0, "the image travels as 16-byte copies");
+
+// B's layout: step s's 8 x 16 block is 2 x 2 core matrices, 128 bytes each, core (nb, kb) (maps
+// 8nb .., slots 4kb ..) at byte s * 512 + nb * kNStride + kb * kKStride; in it, map 8nb + r is
+// row r (16 r bytes) and slot 4kb + e its element e.
+constexpr int kKStride = 128, kNStride = 256;
+
+inline bool is_conv2(const labkit::ConvShape& s) { return s.M == M && s.C == C && s.H == H && s.W == W && s.K == K; }
+
+constexpr std::size_t shared_bytes() { return (std::size_t(kBFloats) + 2 * kImage) * sizeof(float); }
+
+__device__ __forceinline__ float to_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return __uint_as_float(r);
+}
+
+// The shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start address,
+// leading-dimension byte offset (between core matrices along k), stride-dimension byte offset
+// (along n), each >> 4; base offset 0 and swizzle mode 0 (none) in the high bits.
+__device__ __forceinline__ std::uint64_t descriptor(const float* smem) {
+  const std::uint64_t a = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+  return ((a & 0x3FFFF) >> 4) | (std::uint64_t(kKStride >> 4) << 16) | (std::uint64_t(kNStride >> 4) << 32);
+}
+
+// The compiler does not know that a wgmma in flight still reads its registers: this empty asm
+// "uses" and "redefines" r after the wait, so r keeps its register, unchanged, until then.
+__device__ __forceinline__ void hold(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// d += A (64 x 8, registers) * B (8 x 16, shared memory), issued by the whole warpgroup.
+__device__ __forceinline__ void wgmma(float (&d)[8], float a0, float a1, float a2, float a3, std::uint64_t b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, 1, 1, 1;"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(__float_as_uint(a0)), "r"(__float_as_uint(a1)), "r"(__float_as_uint(a2)), "r"(__float_as_uint(a3)),
+        "l"(b));
+}
+#endif
+
+// Image b into `tile` with 16-byte cp.async; nothing waits here.
+__device__ __forceinline__ void fetch_image(float* tile, const float* input, int b) {
+  const float* image = input + std::size_t(b) * kImage;
+  for (int i = threadIdx.x; i < kImage / 4; i += kThreads) {
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(tile + 4 * i));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(image + 4 * i));
+  }
+}
+
+// A lane's input values for one channel: rows h .. h + K of its column, at slots t and t + 4.
+struct Rows {
+  float lo[K + 1], hi[K + 1];
+};
+
+// grid = blocks that fit on the GPU, each looping over images b = blockIdx.x, + gridDim.x, ...
+__global__ void __launch_bounds__(kThreads, TC_WG_BLOCKS)
+    conv2_kernel(float* __restrict__ output, const float* __restrict__ input, const float* __restrict__ mask, int B) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(128) float smem[];
+  float* Bs = smem;                // kBFloats
+  float* tiles = smem + kBFloats;  // 2 x kImage
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32 % 4, group = tid / 128;
+  const int g = lane / 4, t = lane % 4;
+
+  int b = blockIdx.x;
+  if (b < B) fetch_image(tiles, input, b);
+  asm volatile("cp.async.commit_group;");
+  // B: step s = (c, p), slot q, map n: mask[n][c][p][q]; slot q = 7 is padding.
+  for (int i = tid; i < kBFloats; i += kThreads) {
+    const int e = i % 4, r = i / 4 % 8, core = i / 32 % 4, s = i / 128;
+    const int n = 8 * (core / 2) + r, q = 4 * (core % 2) + e, c = s / K, p = s % K;
+    Bs[i] = q < K ? to_tf32(mask[((n * C + c) * K + p) * K + q]) : 0.0f;
+  }
+  // wgmma reads B through the async proxy: make the ordinary stores above visible to it (the
+  // first barrier below then publishes them).
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  const std::uint64_t desc0 = descriptor(Bs);
+  constexpr int plane = H_out * W_out;
+
+  for (int buffer = 0; b < B; b += gridDim.x, buffer ^= 1) {
+    const int next = b + gridDim.x;
+    if (next < B) fetch_image(tiles + (buffer ^ 1) * kImage, input, next);
+    asm volatile("cp.async.commit_group;");
+    asm volatile("cp.async.wait_group 1;" ::: "memory");
+    float* tile = tiles + buffer * kImage;
+    for (int i = tid; i < kImage / 4; i += kThreads) {  // this thread's own copies, rounded to tf32
+      float4& v = reinterpret_cast<float4*>(tile)[i];
+      v = make_float4(to_tf32(v.x), to_tf32(v.y), to_tf32(v.z), to_tf32(v.w));
+    }
+    __syncthreads();
+
+    for (int tile_i = group; tile_i < kTiles; tile_i += TC_WG_GROUPS) {
+      const int pair = tile_i * 32 + warp * 8 + g;
+      const int pc = pair < kPairs ? pair : kPairs - 1;  // spare rows repeat the last pair, unstored
+      const int h = 2 * (pc / W_out), w = pc % W_out;
+      const float* col = tile + h * W + w + t;
+      // Channel c reads Rows rows[c % 2]: before reloading them for channel c, the group of
+      // channel c - 2 must be done (wait_group 1: at most the group of channel c - 1 in flight).
+      Rows rows[2];
+      float d[8] = {};
+#pragma unroll
+      for (int i = 0; i < 8; ++i) hold(d[i]);
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        Rows& v = rows[c % 2];
+        if (c >= 2) {
+          asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+#pragma unroll
+          for (int r = 0; r <= K; ++r) hold(v.lo[r]), hold(v.hi[r]);
+        }
+#pragma unroll
+        for (int r = 0; r <= K; ++r) {
+          v.lo[r] = col[c * H * W + r * W];
+          v.hi[r] = t + 4 < K ? col[c * H * W + r * W + 4] : 0.0f;  // slot q = 7: A = 0, whatever lies there
+        }
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");  // registers written above, read below
+#pragma unroll
+        for (int p = 0; p < K; ++p)
+          wgmma(d, v.lo[p], v.lo[p + 1], v.hi[p], v.hi[p + 1], desc0 + ((c * K + p) * 512 >> 4));
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+      }
+      asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#pragma unroll
+      for (int i = 0; i < 8; ++i) hold(d[i]);
+#pragma unroll
+      for (int s = 0; s < 2; ++s)
+#pragma unroll
+        for (int r = 0; r <= K; ++r) hold(rows[s].lo[r]), hold(rows[s].hi[r]);
+      if (pair < kPairs) {
+        // d0, d1, d4, d5: pixel (h, w), maps 2t, 2t + 1, 2t + 8, 2t + 9; d2, d3, d6, d7: (h + 1, w).
+        float* out = output + std::size_t(b) * M * plane + h * W_out + w;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) out[(2 * t + i % 2 + 8 * (i / 4)) * plane + (i / 2 % 2) * W_out] = d[i];
+      }
+    }
+    __syncthreads();  // done with this buffer before the next iteration's copy refills it
+  }
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#else
+  (void)output, (void)input, (void)mask, (void)B;
+  __trap();  // no sm_90a code in this build: available() says so and the host never launches it
+#endif
+}
+
+// Writes 1 when the code the GPU runs was built for sm_90a (wgmma), 0 otherwise.
+__global__ void probe_kernel(int* out) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  *out = 1;
+#else
+  *out = 0;
+#endif
+}
+
+// Blocks of conv2_kernel that fit on the GPU at once (blocks per SM x SMs); 0 until available().
+inline int& slots() {
+  static int n = 0;
+  return n;
+}
+
+// Whether conv2_kernel can run here: the build embeds sm_90a code (lab.json "arch_specific") and
+// the driver chose it for this GPU (an H100 or H200 does when the fatbin has it). Asked once, with
+// a launch and a copy, and the kernel's launch settings made then: the solutions ask it first in
+// their prolog (check_shape), outside the timed call.
+inline bool available() {
+  static int answer = -1;
+  if (answer < 0) {
+    int* flag = nullptr;
+    int host = 0;
+    LABKIT_CUDA_CHECK(cudaMalloc(&flag, sizeof(int)));
+    probe_kernel<<<1, 1>>>(flag);
+    LABKIT_CUDA_CHECK_LAUNCH();
+    LABKIT_CUDA_CHECK(cudaMemcpy(&host, flag, sizeof(int), cudaMemcpyDeviceToHost));
+    LABKIT_CUDA_CHECK(cudaFree(flag));
+    if (host == 1) {
+      int device = 0, sms = 0, per_sm = 0;
+      LABKIT_CUDA_CHECK(cudaFuncSetAttribute(conv2_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             int(shared_bytes())));
+      LABKIT_CUDA_CHECK(cudaGetDevice(&device));
+      LABKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+      LABKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv2_kernel, kThreads, shared_bytes()));
+      slots() = std::max(1, per_sm) * sms;
+    }
+    answer = host;
+  }
+  return answer == 1;
+}
+
+// conv2 (is_conv2(s)) on the default stream; only after available() said true.
+inline void launch(float* output, const float* input, const float* mask, const labkit::ConvShape& s) {
+  conv2_kernel<<<unsigned(std::min(s.B, slots())), kThreads, shared_bytes()>>>(output, input, mask, s.B);
+  LABKIT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace warpgroup_mma
