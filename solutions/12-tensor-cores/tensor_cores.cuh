@@ -10,6 +10,9 @@
 //   * many maps (M > 8: conv2's 16): maps in the MMA's m dimension (A = weights, 16 maps fill its
 //     16 rows), 8 output pixels in n, k = 8 (channel, mask column) pairs: maps_mma.cuh, the
 //     skeleton's layout done well (row reuse, cp.async double buffering, persistent blocks);
+//     on Hopper (sm_90a code, lab.json "arch_specific"), conv2's own shape goes to
+//     warpgroup_mma.cuh instead: wgmma, 64 pixels in m and the 16 maps in n, A from registers
+//     and B from shared memory (conv2 at batch 10000 on an H100: 0.600 ms against 0.952 ms);
 //   * few maps (M <= 8: conv1's 4): pixels in m, maps in n (conv_rows_mma.cuh, whose header has
 //     the whole design):
 //       - m = 16 output pixels, each the top of a strip of R output rows of one column;
@@ -29,7 +32,9 @@
 // (band_tiles_mma; conv_rows_mma's kernel 0.506 ms), conv2 0.682 ms (the first maps_mma: 0.958 ms).
 //
 //   shapes                    kernel, tiling                        warp's work item
-//   M > 8 (conv2)             maps_mma, <K = 7, J = 17, WX = 5>      16 maps x 8 columns x 17 rows
+//   conv2's (16, 4, 40, 7)    warpgroup_mma (wgmma, sm_90a GPUs)     16 row pairs x 16 maps (a
+//                                                                   warpgroup: 64 pixels x 16 maps)
+//   M > 8 (conv2 elsewhere)   maps_mma, <K = 7, J = 17, WX = 5>      16 maps x 8 columns x 17 rows
 //   M <= 4, K <= 7 (conv1)    Tiling <K, TC_CONV1_ROWS = 8, 1, 2>   16 pixel pairs x 8 rows
 //   other M <= 8              Tiling <K, TC_CONV2_ROWS = 5, 1, 1>   16 pixels x 5 rows, 8 maps
 //   any, with H_out < R       the same with R = 1 (small test shapes)

@@ -37,14 +37,21 @@
 // Measured at batch 10000 (a standalone driver, events, median of 20 after 5 warm-ups, L2 flushed
 // by a 256 MiB memset; NVIDIA H100 80GB HBM3, same run):
 //   maps_mma.cuh                                          0.950 - 0.975 ms
-//   this kernel, 2 warpgroups x 2 blocks an SM (94 regs)  0.588 - 0.601 ms
-//     ... 1 warpgroup x 3 blocks                           0.624 ms
+//   this kernel, 2 warpgroups x 2 blocks an SM (94 regs)  0.585 - 0.601 ms
+//     ... 1 warpgroup x 3 blocks                           0.622 - 0.625 ms
+//     ... one image buffer: 2 warpgroups x 2 blocks        0.607 ms
+//                           1 warpgroup x 4 / 5 blocks     0.740 / 0.747 ms
 //     ... 2 tiles per warpgroup at once (158 regs)         0.659 - 0.719 ms
+//     ... 2 accumulator chains a tile (channels 0-1, 2-3,
+//         summed at the end; 154 regs, 1 warpgroup x 3)    0.657 ms
 //     ... the next tile's products issued before the last
 //         tile's stores (two accumulator sets)             0.79 ms: ptxas serializes the wgmmas
 //         (C7514: the stores read accumulators inside what it takes for the pipeline stage)
-// ncu (H100, the kept version): issue slots 42% busy, L1/shared pipe 64%, DRAM 41%: the
-// shared-memory loads of A (64 per lane a tile) are the next limit.
+// Nsight Compute at batch 10000 on the H100 (--clock-control none), this kernel / maps_mma: 0.593 /
+// 0.948 ms, tensor pipe (sm__pipe_tensor_op_hmma_cycles_active) 31.4% / 30.3%, issue slots
+// 42.1% / 26.1% busy, warps active 23.4% / 15.6%, DRAM 50.0% / 34.8%, shared-load wavefronts
+// 63.5 M / 28.8 M, instructions 228.5 M / 219.3 M. More registers or fewer warps lose: the
+// warps are latency-bound, and the 64 shared loads of A per lane and tile are the largest cost.
 #pragma once
 
 #include <algorithm>

@@ -2,8 +2,9 @@
 //
 // Each layer gets the fastest kernel the labs built for it (batch 10000, `labkit report --compare
 // --batches 10000` on an NVIDIA H200; on an H100 80GB HBM3 in parentheses):
-//   * conv2 and every shape with many maps: lab 12's tensor-core conv with maps in the MMA's m
-//     dimension (solutions/12-tensor-cores/maps_mma.cuh): 0.681 ms (0.954 ms).
+//   * conv2: lab 12's warpgroup MMA (solutions/12-tensor-cores/warpgroup_mma.cuh, wgmma on
+//     sm_90a GPUs): 0.606 ms on the H100 (maps_mma.cuh before it: 0.681 ms, 0.954 ms on the H100);
+//     other shapes with many maps, and GPUs without sm_90a code, get maps_mma.cuh.
 //   * conv1 (M = 4, C = 1): lab 12's tensor-core conv with pixels in m and maps in n, by default
 //     (CAPSTONE_CONV1_TC = 1; band_tiles_mma.cuh on conv_rows_mma.cuh's tiling). Its pixel pairs
 //     fill all 8 columns of the MMA with conv1's 4 maps, which leaves the layer bound by its 1 GB
