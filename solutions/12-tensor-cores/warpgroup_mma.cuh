@@ -44,14 +44,22 @@
 //     ... 2 tiles per warpgroup at once (158 regs)         0.659 - 0.719 ms
 //     ... 2 accumulator chains a tile (channels 0-1, 2-3,
 //         summed at the end; 154 regs, 1 warpgroup x 3)    0.657 ms
+//     ... strips of 4 rows (two chains; 10 input rows a channel
+//         feed 14 wgmmas: 37% fewer shared loads, 10% more
+//         padding), 2 warpgroups x 1 block (154 regs)      0.609 ms
+//         ... x 2 blocks, one channel's operands at a time
+//         (102 regs) / 1 warpgroup x 3 blocks (154 regs)   0.746 / 0.814 ms
+//     ... one channel's operands at a time (wait for all before reloading; 66 regs, 2 or 3
+//         blocks)                                           0.707 - 0.709 ms
 //     ... the next tile's products issued before the last
 //         tile's stores (two accumulator sets)             0.79 ms: ptxas serializes the wgmmas
 //         (C7514: the stores read accumulators inside what it takes for the pipeline stage)
 // Nsight Compute at batch 10000 on the H100 (--clock-control none), this kernel / maps_mma: 0.593 /
 // 0.948 ms, tensor pipe (sm__pipe_tensor_op_hmma_cycles_active) 31.4% / 30.3%, issue slots
 // 42.1% / 26.1% busy, warps active 23.4% / 15.6%, DRAM 50.0% / 34.8%, shared-load wavefronts
-// 63.5 M / 28.8 M, instructions 228.5 M / 219.3 M. More registers or fewer warps lose: the
-// warps are latency-bound, and the 64 shared loads of A per lane and tile are the largest cost.
+// 63.5 M / 28.8 M, instructions 228.5 M / 219.3 M. The warps are latency-bound; the 64 shared
+// loads of A per lane and tile are the largest cost, but cutting them by a third with taller
+// strips lost more to the registers it took. More registers or fewer warps lose.
 #pragma once
 
 #include <algorithm>
