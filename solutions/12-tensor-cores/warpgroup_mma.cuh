@@ -7,7 +7,7 @@
 // instruction, and its warps wait on each MMA's fixed latency (ncu on an H200: tensor pipe 41%
 // busy, 2.4 warps a scheduler). wgmma is Hopper's own tensor-core instruction: the 4 warps of a
 // warpgroup issue a 64 x 16 x 8 product together, asynchronously, with B read straight from
-// shared memory. A warp issues one instruction where mma.sync needed four, and it loads the next
+// shared memory. Each warp issues one instruction where mma.sync needed two, and it loads the next
 // channel's operands while the tensor cores work.
 //
 // The implicit GEMM, out[pixel][map] = sum_k A[pixel][k] * B[k][map]:
