@@ -51,6 +51,7 @@
 //         (102 regs) / 1 warpgroup x 3 blocks (154 regs)   0.746 / 0.814 ms
 //     ... one channel's operands at a time (wait for all before reloading; 66 regs, 2 or 3
 //         blocks)                                           0.707 - 0.709 ms
+//     ... output stores with st.global.cs (evict first)    0.605 - 0.609 ms (0.586 - 0.590 plain)
 //     ... the next tile's products issued before the last
 //         tile's stores (two accumulator sets)             0.79 ms: ptxas serializes the wgmmas
 //         (C7514: the stores read accumulators inside what it takes for the pipeline stage)
