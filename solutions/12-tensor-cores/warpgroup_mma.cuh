@@ -69,6 +69,7 @@
 
 #include "labkit/conv.h"
 #include "labkit/cuda_check.h"
+#include "maps_mma.cuh"
 
 #ifndef TC_WG_GROUPS
 #define TC_WG_GROUPS 2  // warpgroups per block
@@ -99,11 +100,7 @@ inline bool is_conv2(const labkit::ConvShape& s) { return s.M == M && s.C == C &
 
 constexpr std::size_t shared_bytes() { return (std::size_t(kBFloats) + 2 * kImage) * sizeof(float); }
 
-__device__ __forceinline__ float to_tf32(float x) {
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return __uint_as_float(r);
-}
+using maps_mma::to_tf32;  // fp32 -> tf32, rounded to nearest
 
 // The shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start address,
 // leading-dimension byte offset (between core matrices along k), stride-dimension byte offset
