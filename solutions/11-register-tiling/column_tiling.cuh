@@ -5,26 +5,32 @@
 // Direct convolution (no unrolled matrix) with two levels of reuse, as the row tile, but:
 //   * shared memory: a block copies its input tiles (every channel) and its maps' weights into
 //     __shared__ with cp.async, the next tile while it computes the current one (double buffer);
-//   * registers: each thread computes RM = 4 maps x RH = 17 consecutive pixels of one output COLUMN.
+//   * registers: each thread computes RM = 2 maps x RH = 17 consecutive pixels of one output COLUMN.
 //     For each (c, q) it reads the RH + K - 1 inputs of column w + q into registers once (float4
-//     reads), then does 4 * RH * K = 476 FMAs, the 4 weights of a (c, q, p) read as one float4.
+//     reads), then does 2 * RH * K = 238 FMAs, the 2 weights of a (c, q, p) read as one float2.
 // Why it beat the row tile (<7, 16, 4>) on conv2 (the handout's "How the solution works" has the
 // counts):
 //   * no wasted FMA: 34 = 2 x 17, so two strips of 17 rows cover a column exactly, where row
 //     segments of 4 pixels computed 36 of the 34 columns (and left 7 of 160 threads idle);
-//   * fewer shared loads per FMA: 13 float4 reads (7 of weights, 6 of inputs) per 476 FMAs against
-//     31 per 448; the compiled loop is 95% FFMA;
+//   * fewer shared loads per FMA: with 4 maps a thread (the first version), 13 float4 reads (7 of
+//     weights, 6 of inputs) per 476 FMAs against 31 per 448; the compiled loop is 95% FFMA;
 //   * full-line stores: lanes hold consecutive columns, so every store instruction of a warp
 //     writes whole 128-byte lines (the row tile's float2 stores left 36 of 34 columns a row);
 //   * persistent blocks: weights staged once a block, and no SM idles while a wave of blocks waits
-//     for its copies. One block of 512 threads an SM: 16 warps, 4 a scheduler (registers are split
+//     for its copies. One block of 896 threads an SM: 28 warps, 7 a scheduler (registers are split
 //     among an SM's 4 schedulers).
+// Why 2 maps, not 4: 4 maps x 17 rows need 122 registers, so only 16 warps fit an SM, and the
+// schedulers issued in 67% of cycles (ncu, batch 1000, H100). 2 maps need 72: 28 warps, issue 79%,
+// FMA pipe 61% -> 69%, for 13 instead of 7 shared loads per 476 FMAs. Standalone driver, batch
+// 10000, H100 (events, median of 20, L2 flushed): 4 maps x 512 threads 1.824 ms, 2 maps x 704 /
+// 768 / 832 / 896 threads 1.781 / 1.686 / 1.703 / 1.628 ms, 1 map x 768 / 1024 threads 1.930 /
+// 1.896 ms. 1024 threads with 2 maps spill (64 registers a thread at most).
 //
 // Work unit = (image, strip of RH output rows, chunk of CW columns; CW = W_out unless too wide), for
-// the MB = 4 * G maps of the block (conv2: G = 4 groups of 4 maps): L = G * CW lanes, lane (group,
+// the MB = RM * G maps of the block (conv2: G = 8 groups of 2 maps): L = G * CW lanes, lane (group,
 // column) = (l / CW, l % CW). All units' lanes form one sequence; block x takes lanes x * share ..
 // x * share + share - 1, T (its threads) at a time: a range. A range may start or end inside a unit
-// (T = 512 is 3.76 of conv2's 136-lane units): every thread works, and every block as much.
+// (T = 896 is 3.29 of conv2's 272-lane units): every thread works, and every block as much.
 //
 // Shared memory (dynamic): w_s [C][K (q)][K (p)][MB], then two buffers of S slots (S: the most units
 // T lanes can touch), one unit's tile a slot:
@@ -34,7 +40,7 @@
 //   bank quads: no bank conflict.
 //
 //   layer  kernel <K, RM, RH>   threads x blocks an SM   registers   shared memory a block
-//   conv2  <7, 4, 17>            512 x 1                  122        12.5 KB weights + 2 x 5 x 17.9 KB
+//   conv2  <7, 2, 17>            896 x 1                  72         12.5 KB weights + 2 x 5 x 17.9 KB
 //
 // Tuning macro (kernel.cu sets the same default; `labkit sweep` overrides it with -D):
 //   RT_STREAM_STORES  1: outputs stored with st.global.cs (evict first), 0: plain   (1)
@@ -147,6 +153,11 @@ __host__ __device__ __forceinline__ void load4(float* r, const float* s) {
   const float4 v = *reinterpret_cast<const float4*>(s);
   r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
 }
+// Two floats (8-byte aligned): one LDS.64.
+__host__ __device__ __forceinline__ void load2(float* r, const float* s) {
+  const float2 v = *reinterpret_cast<const float2*>(s);
+  r[0] = v.x, r[1] = v.y;
+}
 
 __host__ __device__ __forceinline__ void store_output(float* p, float v) {
 #if defined(__CUDA_ARCH__) && RT_STREAM_STORES
@@ -213,8 +224,14 @@ __host__ __device__ __forceinline__ void accumulate(float (&acc)[RM][RH], const 
       RT_UNROLL
       for (int p = 0; p < K; ++p) {
         float w[RM];
-        RT_UNROLL
-        for (int i = 0; i < RM; i += 4) load4(w + i, ws + p * g.MB + i);
+        if constexpr (RM == 1) {
+          w[0] = ws[p * g.MB];
+        } else if constexpr (RM == 2) {
+          load2(w, ws + p * g.MB);
+        } else {
+          RT_UNROLL
+          for (int i = 0; i < RM; i += 4) load4(w + i, ws + p * g.MB + i);
+        }
         RT_UNROLL
         for (int i = 0; i < RM; ++i) {
           RT_UNROLL
@@ -257,7 +274,7 @@ template <int KC, int RM, int RH, int MAX_THREADS, int MIN_BLOCKS>
 __global__ void __launch_bounds__(MAX_THREADS, MIN_BLOCKS)
     conv_register_tiled_kernel(float* __restrict__ output, const float* __restrict__ input,
                                const float* __restrict__ mask, const Geometry g) {
-  static_assert(RM % 4 == 0, "weights are read as float4");
+  static_assert(RM % 4 == 0 || RM <= 2, "weights are read as float4s, one float2 or one float");
   static_assert(KC > 0, "K is a template parameter: the input column lives in registers");
   constexpr int TR = RH + KC - 1;  // tile rows a strip needs
   extern __shared__ __align__(16) float smem[];
@@ -366,14 +383,14 @@ void launch(float* output, const float* input, const float* mask, const labkit::
 }
 
 // The shapes this kernel takes: the network's 7 x 7 mask with more than 4 maps (conv2's family).
-// conv1 (4 maps) and any other K stay on register_tiling's row tiles.
+// conv1 (4 maps) and any other K stay on register_tiling.cuh's kernels.
 inline bool takes(const labkit::ConvShape& s) { return s.K == 7 && s.M > 4; }
 
-// conv2: 16 maps in 4 groups of 4, 17 rows a thread (34 = 2 x 17), one block of 512 threads an SM
-// (122 registers: 65536 / (512 * 122) = 1). The caller has checked the shape.
+// conv2: 16 maps in 8 groups of 2, 17 rows a thread (34 = 2 x 17), one block of 896 threads an SM
+// (72 registers: 65536 / (896 * 72) = 1). The caller has checked the shape.
 inline void forward(float* device_output, const float* device_input, const float* device_mask,
                     const labkit::ConvShape& shape) {
-  launch<7, 4, 17, 512, 1>(device_output, device_input, device_mask, shape);
+  launch<7, 2, 17, 896, 1>(device_output, device_input, device_mask, shape);
 }
 
 }  // namespace column_tiling

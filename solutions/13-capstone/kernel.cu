@@ -37,6 +37,7 @@ void labkit::conv_forward_gpu_prolog(const float* host_output, const float* host
   (void)host_output;
   check_shape(shape);
   standard_prolog(host_input, host_mask, device_output, device_input, device_mask, shape);
+  if (runs_on_fp32(shape)) register_tiling::prepare(host_mask, *device_mask, shape);
 }
 
 void labkit::conv_forward_gpu(float* device_output, const float* device_input,
