@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(kRows * kMaxSegments, 2)  // <= 32 registers: 
   // then 7 x 4 x 4 FFMAs whose weights are compile-time offsets into `weights`.
   float acc[kMaps][kRP] = {};
 #pragma unroll
-  for (int p = 0; p < kK; ++p) {
+  for (int p = 0; p < kK; ++p) {  // mask row p: input row h + p
     float x[XN];
 #pragma unroll
     for (int u = 0; u < XN; u += 4) {
