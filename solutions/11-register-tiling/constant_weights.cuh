@@ -23,12 +23,14 @@
 //   conv1 <RP = 4>     784        21            ~100            32
 //
 // Measured (standalone driver, batch 10000, CUDA events, median of 20, L2 flushed, NVIDIA H100 80GB
-// HBM3): the row tile 0.6985 ms, this kernel 0.556 ms. 4 x 8 pixels a thread (48 registers) ran
-// 0.684 ms and 4 x 16 (96 registers) 0.976 ms. 4 maps x 2 rows x 4 pixels (48 registers, blocks of
-// 16 rows) measured 0.528 ms against 0.556 ms in a later run, not adopted yet. conv2 was tried too, as 16 maps x 2 pixels with every
-// weight from the constant bank: 6.2 ms. It needs 1331 ULDCs for 2652 FFMAs, since each weight
-// feeds only 2 FFMAs. As 4 maps x 17 pixels, with the map group taken from blockIdx, it ran 0.36 ms
-// at batch 1000 against the column tile's 0.20, stalled on instruction fetch.
+// HBM3): the row tile 0.6985 ms, this kernel 0.556 ms as first written for 86 x 86 only, 0.562 ms
+// as it is here. 4 x 8 pixels a thread (48 registers) ran 0.684 ms and 4 x 16 (96 registers)
+// 0.976 ms. 4 maps x 2 rows x 4 pixels (48 registers, blocks of 16 rows) measured 0.528 ms against
+// 0.556 ms in a later run; not adopted yet.
+// conv2 was tried too, as 16 maps x 2 pixels with every weight from the constant bank: 6.2 ms. It
+// needs 1331 ULDCs for 2652 FFMAs, since each weight feeds only 2 FFMAs. As 4 maps x 17 pixels, with
+// the map group taken from blockIdx, it ran 0.36 ms at batch 1000 against the column tile's 0.20,
+// stalled on instruction fetch.
 #pragma once
 
 #include <cstdint>
