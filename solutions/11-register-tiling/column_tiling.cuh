@@ -224,9 +224,7 @@ __host__ __device__ __forceinline__ void accumulate(float (&acc)[RM][RH], const 
       RT_UNROLL
       for (int p = 0; p < K; ++p) {
         float w[RM];
-        if constexpr (RM == 1) {
-          w[0] = ws[p * g.MB];
-        } else if constexpr (RM == 2) {
+        if constexpr (RM == 2) {
           load2(w, ws + p * g.MB);
         } else {
           RT_UNROLL
@@ -274,7 +272,7 @@ template <int KC, int RM, int RH, int MAX_THREADS, int MIN_BLOCKS>
 __global__ void __launch_bounds__(MAX_THREADS, MIN_BLOCKS)
     conv_register_tiled_kernel(float* __restrict__ output, const float* __restrict__ input,
                                const float* __restrict__ mask, const Geometry g) {
-  static_assert(RM % 4 == 0 || RM <= 2, "weights are read as float4s, one float2 or one float");
+  static_assert(RM % 4 == 0 || RM == 2, "weights are read as float4s or one float2");
   static_assert(KC > 0, "K is a template parameter: the input column lives in registers");
   constexpr int TR = RH + KC - 1;  // tile rows a strip needs
   extern __shared__ __align__(16) float smem[];

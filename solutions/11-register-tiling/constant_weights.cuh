@@ -47,9 +47,22 @@ constexpr int kMaxSegments = 1024 / kRows;            // a block is kRows rows o
 
 __constant__ float weights[kMaps * kK * kK];  // [map][p][q]; maps past M are 0
 
+// Segments of kRP pixels in an output row, and the tile's row stride in floats: at least segs * 4
+// + 8 (the last segment's three float4 reads stay in the row), a multiple of 4 (aligned float4s).
+__host__ __device__ constexpr int segments(int W_out) { return (W_out + kRP - 1) / kRP; }
+__host__ __device__ constexpr int tile_stride(int segs) { return (segs * kRP + 8 + 3) / 4 * 4; }
+
+// VEC floats (1 or 2) from global to shared memory with cp.async: no register in between, so a
+// thread issues all its copies before it waits.
+template <int VEC>
+__device__ __forceinline__ void copy_async(float* dst, const float* src) {
+  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(to), "l"(src), "n"(VEC * 4) : "memory");
+}
+
 // The shapes this kernel computes: conv1's family, with output rows no wider than a block allows.
 inline bool takes(const labkit::ConvShape& s) {
-  return s.K == kK && s.C == 1 && s.M <= kMaps && (s.W_out() + kRP - 1) / kRP <= kMaxSegments;
+  return s.K == kK && s.C == 1 && s.M <= kMaps && segments(s.W_out()) <= kMaxSegments;
 }
 
 // Which device mask the constant array holds (set by load_weights, read by ready).
@@ -82,7 +95,7 @@ inline bool ready(const float* device_mask, const labkit::ConvShape& s) {
 // past W_out - 1, which are not stored.
 // VEC: floats a staging copy moves, 2 where rows start 8-byte aligned (even W), else 1. HC, WC: the
 // input's size when known at compile time (conv1's 86 x 86), 0 otherwise. Known sizes turn the
-// index arithmetic into constants: 0.557 against 0.648 ms for the run-time-size kernel on conv1
+// index arithmetic into constants: 0.562 against 0.648 ms for the run-time-size kernel on conv1
 // (batch 10000, H100).
 template <int VEC, int HC = 0, int WC = 0>
 __global__ void __launch_bounds__(kRows * kMaxSegments, 2)  // <= 32 registers: 12 blocks of 160 an SM
@@ -91,8 +104,8 @@ __global__ void __launch_bounds__(kRows * kMaxSegments, 2)  // <= 32 registers: 
   constexpr int XN = 12;  // the row segment: RP + K - 1 = 10 values, read as 3 float4s
   extern __shared__ __align__(16) float tile[];  // [kRows + kK - 1][stride]
   const int H = HC ? HC : h_arg, W = WC ? WC : w_arg;
-  const int segs = WC ? (WC - kK + kRP) / kRP : segs_arg;
-  const int stride = WC ? (segs * kRP + 8 + 3) / 4 * 4 : stride_arg;
+  const int segs = WC ? segments(WC - kK + 1) : segs_arg;
+  const int stride = WC ? tile_stride(segs) : stride_arg;
   const int H_out = H - kK + 1, W_out = W - kK + 1;
   const int b = blockIdx.y, h0 = blockIdx.x * kRows, tid = threadIdx.x;
   // Staging teams of `lanes` threads: whole warps, or the whole block when it is smaller than one.
@@ -106,23 +119,13 @@ __global__ void __launch_bounds__(kRows * kMaxSegments, 2)  // <= 32 registers: 
     constexpr int chunks = WC / VEC;
     for (int i = tid; i < rows_in * chunks; i += blockDim.x) {
       const int r = i / chunks, col = (i - r * chunks) * VEC;
-      const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(tile + r * stride + col));
-      const float* src = input + (size_t(b) * H + h0 + r) * W + col;
-      if constexpr (VEC == 2)
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src) : "memory");
-      else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+      copy_async<VEC>(tile + r * stride + col, input + (size_t(b) * H + h0 + r) * W + col);
     }
   } else {  // a team a row at a time
     for (int r = team; r < rows_in && team < teams; r += teams) {
       const float* src = input + (size_t(b) * H + h0 + r) * W;
-      for (int col = lane * VEC; col < W; col += lanes * VEC) {
-        const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(tile + r * stride + col));
-        if constexpr (VEC == 2)
-          asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src + col) : "memory");
-        else
-          asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src + col) : "memory");
-      }
+      for (int col = lane * VEC; col < W; col += lanes * VEC)
+        copy_async<VEC>(tile + r * stride + col, src + col);
     }
   }
   asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -168,8 +171,7 @@ __global__ void __launch_bounds__(kRows * kMaxSegments, 2)  // <= 32 registers: 
 
 // Needs ready(device_mask, s): the weights come from the constant array, not from a mask pointer.
 inline void forward(float* output, const float* input, const labkit::ConvShape& s) {
-  const int segs = (s.W_out() + kRP - 1) / kRP;
-  const int stride = (segs * kRP + 8 + 3) / 4 * 4;
+  const int segs = segments(s.W_out()), stride = tile_stride(segs);
   const std::size_t bytes = std::size_t(kRows + kK - 1) * stride * sizeof(float);
   const dim3 grid((s.H_out() + kRows - 1) / kRows, s.B);
   const bool even = s.W % 2 == 0 && reinterpret_cast<std::uintptr_t>(input) % 8 == 0;
