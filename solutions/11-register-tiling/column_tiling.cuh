@@ -115,6 +115,9 @@ struct Geometry {
   FastDiv by_L, by_CW, by_NCC, by_NS_NCC, by_CG, by_C_CG;
   __host__ __device__ int slot_floats() const { return C * CWt * XS; }
   __host__ __device__ int weight_floats() const { return MB * C * K * K; }
+  // Where the tiles start: after the weights, on a 16-byte boundary (they are read as float4s; with
+  // 2 maps a group, MB * C * K * K need not be a multiple of 4: M 9, C 3 gives 1470).
+  __host__ __device__ int tiles_offset() const { return round_up(weight_floats(), 4); }
 };
 
 // Unit u = (image, strip, chunk), chunks fastest.
@@ -276,8 +279,8 @@ __global__ void __launch_bounds__(MAX_THREADS, MIN_BLOCKS)
   static_assert(KC > 0, "K is a template parameter: the input column lives in registers");
   constexpr int TR = RH + KC - 1;  // tile rows a strip needs
   extern __shared__ __align__(16) float smem[];
-  float* w_s = smem;                        // weight_floats() is a multiple of 4: tiles stay aligned
-  float* tiles = smem + g.weight_floats();  // buffer k at tiles + k * S * slot_floats()
+  float* w_s = smem;
+  float* tiles = smem + g.tiles_offset();  // buffer k at tiles + k * S * slot_floats()
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, warps = blockDim.x / 32;
   const int m0 = blockIdx.y * g.MB, buffer = g.S * g.slot_floats();
   const int begin = blockIdx.x * g.share;
@@ -307,7 +310,7 @@ __global__ void __launch_bounds__(MAX_THREADS, MIN_BLOCKS)
 }
 
 inline std::size_t shared_bytes(const Geometry& g) {
-  return (std::size_t(g.weight_floats()) + 2 * std::size_t(g.S) * g.slot_floats()) * sizeof(float);
+  return (std::size_t(g.tiles_offset()) + 2 * std::size_t(g.S) * g.slot_floats()) * sizeof(float);
 }
 
 // The launch's geometry: map groups from M, columns a unit from the block size, tile slots from the
