@@ -15,18 +15,21 @@
 // float4 weight reads from shared memory next to 4 input reads and 224 FFMAs. Here every (p, q) is
 // unrolled. Each weight's address is then a compile-time offset into the constant bank, the same
 // for every thread. The compiler loads the weights into uniform registers (ULDC) and each FFMA reads
-// one as an operand. A thread computes 4 maps x 4 pixels of one row: 16 accumulators, 32
-// registers. Blocks of 8 rows x 20 segments (160 threads) then run 12 to an SM, and many warps hide
-// the memory latency of a layer that writes 1 GB at batch 10000.
+// one as an operand. A thread computes 4 maps x 2 rows x 4 pixels: each input row it reads feeds
+// both of its output rows (mask rows p and p - 1), so 8 row reads serve 2 rows where 1-row threads
+// need 14, and a weight held in a uniform register serves 8 FFMAs. 32 accumulators, 48 registers;
+// blocks of 16 rows x 20 segments (8 row pairs, 160 threads) run 8 to an SM, and their 40 warps
+// hide the memory latency of a layer that writes 1 GB at batch 10000.
 //
-//   per thread        FFMA  LDS.128 (input)  ULDC (weights)  registers
-//   conv1 <RP = 4>     784        21            ~100            32
+//   per thread               FFMA  LDS.128 (input)  registers
+//   conv1, 1 row x 4 px       784        21            32
+//   conv1, 2 rows x 4 px     1568        24            48     (this kernel)
 //
 // Measured (standalone driver, batch 10000, CUDA events, median of 20, L2 flushed, NVIDIA H100 80GB
-// HBM3): the row tile 0.6985 ms, this kernel 0.556 ms as first written for 86 x 86 only, 0.562 ms
-// as it is here. 4 x 8 pixels a thread (48 registers) ran 0.684 ms and 4 x 16 (96 registers)
-// 0.976 ms. 4 maps x 2 rows x 4 pixels (48 registers, blocks of 16 rows) measured 0.528 ms against
-// 0.556 ms in a later run; not adopted yet.
+// HBM3): the row tile 0.6985 ms; 1 row x 4 pixels a thread 0.556 ms as first written for 86 x 86
+// only, 0.562 ms with run-time sizes; 2 rows x 4 pixels 0.528-0.531 ms against 0.563-0.564 ms for
+// 1 row in the same runs (two runs). 1 row x 8 pixels a thread (48 registers) ran 0.684 ms and
+// 1 x 16 (96 registers) 0.976 ms: wider segments read more shared memory per FFMA, not less.
 // conv2 was tried too, as 16 maps x 2 pixels with every weight from the constant bank: 6.2 ms. It
 // needs 1331 ULDCs for 2652 FFMAs, since each weight feeds only 2 FFMAs. As 4 maps x 17 pixels, with
 // the map group taken from blockIdx, it ran 0.36 ms at batch 1000 against the column tile's 0.20,
@@ -42,8 +45,12 @@
 
 namespace constant_weights {
 
-constexpr int kK = 7, kMaps = 4, kRP = 4, kRows = 8;  // mask side, maps, pixels and rows a thread/block
-constexpr int kMaxSegments = 1024 / kRows;            // a block is kRows rows of segments: <= 1024 threads
+constexpr int kK = 7, kMaps = 4, kRP = 4;  // mask side, maps, pixels of a thread's row segment
+constexpr int kRows = 16, kPairs = kRows / 2;  // output rows of a block; a thread takes 2 of them
+// Segments of a row at most (W_out <= 320): a block is kPairs x segments <= 640 threads, so that
+// __launch_bounds__(640, 2) holds conv1's kernel to 48 registers (8 blocks of its 160 threads an SM;
+// left to itself, ptxas took 56). The run-time-size kernels keep (640, 1): at 48 they spill.
+constexpr int kMaxSegments = 80;
 
 __constant__ float weights[kMaps * kK * kK];  // [map][p][q]; maps past M are 0
 
@@ -88,17 +95,18 @@ inline bool ready(const float* device_mask, const labkit::ConvShape& s) {
   return takes(s) && l.device_mask == device_mask && l.shape.M == s.M && l.shape.C == s.C && l.shape.K == s.K;
 }
 
-// Block (strip, image): output rows h0 .. h0 + kRows - 1 of all maps; thread t takes row t / segs
-// and the pixels w0 = (t % segs) * 4 .. w0 + 3. The tile holds input rows h0 .. h0 + kRows + 5,
-// `stride` floats apart (stride >= segs * 4 + 8, a multiple of 4: the last segment's float4 reads
-// stay in the row). Columns past the input's edge are never written; they only feed the pixels
-// past W_out - 1, which are not stored.
+// Block (strip, image): output rows h0 .. h0 + kRows - 1 of all maps; thread t takes rows r and
+// r + 1 (r = 2 * (t / segs)) and the pixels w0 = (t % segs) * 4 .. w0 + 3. The tile holds input
+// rows h0 .. h0 + kRows + 5, `stride` floats apart (stride >= segs * 4 + 8, a multiple of 4: the
+// last segment's float4 reads stay in the row). Columns past the input's edge and rows past its
+// bottom are never written; they only feed pixels past W_out - 1 or a row r + 1 = H_out, which are
+// not stored.
 // VEC: floats a staging copy moves, 2 where rows start 8-byte aligned (even W), else 1. HC, WC: the
 // input's size when known at compile time (conv1's 86 x 86), 0 otherwise. Known sizes turn the
 // index arithmetic into constants: 0.562 against 0.648 ms for the run-time-size kernel on conv1
 // (batch 10000, H100).
 template <int VEC, int HC = 0, int WC = 0>
-__global__ void __launch_bounds__(kRows * kMaxSegments, 2)  // <= 32 registers: 12 blocks of 160 an SM
+__global__ void __launch_bounds__(kPairs * kMaxSegments, WC > 0 ? 2 : 1)
     conv_constant_weights_kernel(float* __restrict__ output, const float* __restrict__ input, const int M,
                                  const int h_arg, const int w_arg, const int segs_arg, const int stride_arg) {
   constexpr int XN = 12;  // the row segment: RP + K - 1 = 10 values, read as 3 float4s
@@ -131,18 +139,20 @@ __global__ void __launch_bounds__(kRows * kMaxSegments, 2)  // <= 32 registers: 
   asm volatile("cp.async.wait_all;\n" ::: "memory");
   __syncthreads();
 
-  const int r = tid / segs, w0 = (tid - r * segs) * kRP, h = h0 + r;
-  if (r >= kRows || h >= H_out) return;
+  const int pair = tid / segs, r = 2 * pair, w0 = (tid - pair * segs) * kRP, h = h0 + r;
+  if (pair >= kPairs || h >= H_out) return;
 
-  // 2. 4 maps x 4 pixels: for each mask row p, the 10 inputs of the segment once into registers,
-  // then 7 x 4 x 4 FFMAs whose weights are compile-time offsets into `weights`.
-  float acc[kMaps][kRP] = {};
+  // 2. 4 maps x 2 rows x 4 pixels. Input row h + t (t = 0 .. 7) is mask row p = t of output row h
+  // and p = t - 1 of row h + 1: its 10 inputs of the segment once into registers, then up to 2 x 7
+  // x 4 x 4 FFMAs whose weights are compile-time offsets into `weights` (t is unrolled, so the
+  // tests on t cost nothing).
+  float acc[2][kMaps][kRP] = {};  // [row r, r + 1][map][pixel]
 #pragma unroll
-  for (int p = 0; p < kK; ++p) {  // mask row p: input row h + p
+  for (int t = 0; t <= kK; ++t) {
     float x[XN];
 #pragma unroll
     for (int u = 0; u < XN; u += 4) {
-      const float4 v = *reinterpret_cast<const float4*>(tile + (r + p) * stride + w0 + u);
+      const float4 v = *reinterpret_cast<const float4*>(tile + (r + t) * stride + w0 + u);
       x[u] = v.x, x[u + 1] = v.y, x[u + 2] = v.z, x[u + 3] = v.w;
     }
 #pragma unroll
@@ -150,22 +160,31 @@ __global__ void __launch_bounds__(kRows * kMaxSegments, 2)  // <= 32 registers: 
 #pragma unroll
       for (int i = 0; i < kMaps; ++i)
 #pragma unroll
-        for (int j = 0; j < kRP; ++j) acc[i][j] += weights[(i * kK + p) * kK + q] * x[j + q];
+        for (int j = 0; j < kRP; ++j) {
+          if (t < kK) acc[0][i][j] += weights[(i * kK + t) * kK + q] * x[j + q];
+          if (t > 0) acc[1][i][j] += weights[(i * kK + t - 1) * kK + q] * x[j + q];
+        }
   }
 
-  // 3. The stores: a float4 per map where the row width allows it, else pixel by pixel.
+  // 3. The stores, row h and (if inside) row h + 1: a float4 per map where the row width allows
+  // it, else pixel by pixel.
   const int HW = H_out * W_out;
-  float* out = output + (size_t(b) * M * H_out + h) * W_out + w0;  // map i is i * HW further
-  if (W_out % 4 == 0) {
 #pragma unroll
-    for (int i = 0; i < kMaps; ++i)
-      if (i < M) *reinterpret_cast<float4*>(out + i * HW) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-  } else {
+  for (int k = 0; k < 2; ++k) {
+    if (h + k >= H_out) break;
+    float* out = output + (size_t(b) * M * H_out + h + k) * W_out + w0;  // map i is i * HW further
+    if (W_out % 4 == 0) {
 #pragma unroll
-    for (int i = 0; i < kMaps; ++i)
+      for (int i = 0; i < kMaps; ++i)
+        if (i < M)
+          *reinterpret_cast<float4*>(out + i * HW) = make_float4(acc[k][i][0], acc[k][i][1], acc[k][i][2], acc[k][i][3]);
+    } else {
 #pragma unroll
-      for (int j = 0; j < kRP; ++j)
-        if (i < M && w0 + j < W_out) out[i * HW + j] = acc[i][j];
+      for (int i = 0; i < kMaps; ++i)
+#pragma unroll
+        for (int j = 0; j < kRP; ++j)
+          if (i < M && w0 + j < W_out) out[i * HW + j] = acc[k][i][j];
+    }
   }
 }
 
@@ -180,7 +199,7 @@ inline void forward(float* output, const float* input, const labkit::ConvShape& 
                                                       : conv_constant_weights_kernel<1>;
   if (bytes > 48 * 1024)
     LABKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-  kernel<<<grid, kRows * segs, bytes>>>(output, input, s.M, s.H, s.W, segs, stride);
+  kernel<<<grid, kPairs * segs, bytes>>>(output, input, s.M, s.H, s.W, segs, stride);
   LABKIT_CUDA_CHECK_LAUNCH();
 }
 

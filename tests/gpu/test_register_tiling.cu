@@ -1,7 +1,8 @@
 // The 11-register-tiling solution's kernels on the shapes the grading cases rarely reach:
 //   * conv1's family on the constant-weight kernel (solutions/11-register-tiling/constant_weights.cuh,
 //     K 7, C 1, M <= 4) with odd widths, rows that are not a multiple of 4 pixels, blocks that are
-//     not whole warps and a partial last strip. The fixtures hold this family only at 86 x 86 and
+//     not whole warps and a partial last strip (a thread computes 2 rows: one of them may be past
+//     the last). The fixtures hold this family only at 86 x 86 and
 //     7 x 7, where none of that happens. Also: forward() without the prolog's prepare() (the row
 //     tile) gives the same result.
 //   * conv2's family on the column tile (column_tiling.cuh, K 7, M > 4) with odd M and C, where the
@@ -65,10 +66,10 @@ TEST_CASE("register_tiling: conv1's family on the constant-weight kernel matches
   const labkit::ConvShape shapes[] = {
       {2, 4, 1, 86, 86, 7},   // conv1 itself
       {2, 4, 1, 87, 87, 7},   // W_out 81: a partial float4 row, 168 threads (5 warps and 8 threads)
-      {3, 3, 1, 29, 37, 7},   // M 3, W_out 31, a partial last strip (23 rows)
+      {3, 3, 1, 29, 37, 7},   // M 3, W_out 31, 23 rows: the last strip's last row pair has 1 row
       {1, 1, 1, 7, 7, 7},     // one output: a block of 8 threads
       {2, 2, 1, 40, 14, 7},   // W even, W_out 8: 8-byte staging copies
-      {1, 4, 1, 12, 530, 7},  // 131 segments: 1048 threads would be too many, so the row tile
+      {1, 4, 1, 12, 530, 7},  // 131 segments, more than a block takes (80): the row tile
   };
   for (const auto& s : shapes) check_forward(s);
 }
