@@ -17,30 +17,34 @@
 //   * full-line stores: lanes hold consecutive columns, so every store instruction of a warp
 //     writes whole 128-byte lines (the row tile's float2 stores left 36 of 34 columns a row);
 //   * persistent blocks: weights staged once a block, and no SM idles while a wave of blocks waits
-//     for its copies. One block of 896 threads an SM: 28 warps, 7 a scheduler (registers are split
-//     among an SM's 4 schedulers).
+//     for its copies;
+//   * two teams a block: one block of 768 threads an SM, as 2 teams of 384 (12 warps) with their
+//     own buffers and barrier. With one team of 896 threads, every warp of the SM waited at the
+//     same barrier for the slowest one (`barrier` was 1.45 of the 8.9 cycles between a warp's
+//     issues); with two, one team's warps issue while the other's wait.
 // Why 2 maps, not 4: 4 maps x 17 rows need 122 registers, so only 16 warps fit an SM, and the
-// schedulers issued in 67% of cycles (ncu, batch 1000, H100). 2 maps need 72: 28 warps, issue 79%,
-// FMA pipe 61% -> 69%, for 13 instead of 7 shared loads per 476 FMAs. Standalone driver, batch
-// 10000, H100 (events, median of 20, L2 flushed): 4 maps x 512 threads 1.824 ms, 2 maps x 704 /
-// 768 / 832 / 896 threads 1.781 / 1.686 / 1.703 / 1.628 ms, 1 map x 768 / 1024 threads 1.930 /
-// 1.896 ms. 1024 threads with 2 maps spill (64 registers a thread at most).
+// schedulers issued in 67% of cycles (ncu, batch 1000, H100). 2 maps need 72-78: 24-28 warps.
+// Standalone driver, batch 10000, H100 (events, median of 20, L2 flushed), one team: 4 maps x 512
+// threads 1.824 ms, 2 maps x 704 / 768 / 832 / 896 threads 1.781 / 1.686 / 1.703 / 1.628-1.635
+// ms, 1 map x 768 / 1024 threads 1.930 / 1.896 ms. Two teams, one barrier a range: 640 / 704 /
+// 768 threads 1.587 / 1.645 / 1.552 ms (896 and 832 spill at 72 registers: 1.666, 1.770); three
+// teams of 256: 1.622 ms; two barriers a range instead of one: 0.02-0.04 ms slower.
 //
 // Work unit = (image, strip of RH output rows, chunk of CW columns; CW = W_out unless too wide), for
 // the MB = RM * G maps of the block (conv2: G = 8 groups of 2 maps): L = G * CW lanes, lane (group,
-// column) = (l / CW, l % CW). All units' lanes form one sequence; block x takes lanes x * share ..
-// x * share + share - 1, T (its threads) at a time: a range. A range may start or end inside a unit
-// (T = 896 is 3.29 of conv2's 272-lane units): every thread works, and every block as much.
+// column) = (l / CW, l % CW). All units' lanes form one sequence; team t of block x takes an equal
+// share of it, T (its threads) at a time: a range. A range may start or end inside a unit (T = 384
+// is 1.41 of conv2's 272-lane units): every thread works, and every team as much.
 //
-// Shared memory (dynamic): w_s [C][K (q)][K (p)][MB], then two buffers of S slots (S: the most units
-// T lanes can touch), one unit's tile a slot:
+// Shared memory (dynamic): w_s [C][K (q)][K (p)][MB], then for each team two buffers of S slots (S:
+// the most units T lanes can touch), one unit's tile a slot:
 //   slot [C][CWt = CW + K - 1 columns][XS], column-major: (c * CWt + col) * XS + row holds input
 //   (b, c, h0 + row, c0 + col), 0 past the edge. XS = RH + K - 1 rounded up to an ODD number of
 //   float4s (28 for conv2): a quarter-warp's 8 lanes read 8 columns 28 floats apart, 8 different
 //   bank quads: no bank conflict.
 //
 //   layer  kernel <K, RM, RH>   threads x blocks an SM   registers   shared memory a block
-//   conv2  <7, 2, 17>            896 x 1                  72         12.5 KB weights + 2 x 5 x 17.9 KB
+//   conv2  <7, 2, 17>            2 x 384 x 1              78         12.5 KB weights + 2 x 2 x 3 x 17.9 KB
 //
 // Tuning macro (kernel.cu sets the same default; `labkit sweep` overrides it with -D):
 //   RT_STREAM_STORES  1: outputs stored with st.global.cs (evict first), 0: plain   (1)
@@ -267,11 +271,19 @@ __host__ __device__ __forceinline__ void store_tile(const float (&acc)[RM][RH], 
   }
 }
 
-// Persistent blocks: block (x, y) takes maps y * MB ... and the lanes x * share .. x * share +
-// share - 1 (every block the same amount of work), T at a time: a range. Two tile buffers: while
-// one range is computed, the next range's copies land in the other. Two barriers a range: one
-// before its tiles are read, one before the buffer is written again.
-template <int KC, int RM, int RH, int MAX_THREADS, int MIN_BLOCKS>
+__device__ __forceinline__ void wait_all_copies() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+// Barrier `id` (1, 2, ...; 0 is __syncthreads) for the `threads` threads of one team.
+__device__ __forceinline__ void team_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Persistent blocks of TEAMS teams of T threads. Team t of block (x, y) takes maps y * MB ... and
+// the lanes (x * TEAMS + t) * share .. + share - 1 (every team the same amount of work), T at a
+// time: a range. The teams share the weights; each has two tile buffers and its own barrier, so a
+// team waits only for its own slowest warp, and the other team's warps keep the schedulers busy
+// meanwhile. One barrier a range: after it, this range's tiles have landed and the team has
+// finished the previous range, whose buffer then receives the next range's copies.
+template <int KC, int RM, int RH, int MAX_THREADS, int MIN_BLOCKS, int TEAMS>
 __global__ void __launch_bounds__(MAX_THREADS, MIN_BLOCKS)
     conv_register_tiled_kernel(float* __restrict__ output, const float* __restrict__ input,
                                const float* __restrict__ mask, const Geometry g) {
@@ -280,24 +292,27 @@ __global__ void __launch_bounds__(MAX_THREADS, MIN_BLOCKS)
   constexpr int TR = RH + KC - 1;  // tile rows a strip needs
   extern __shared__ __align__(16) float smem[];
   float* w_s = smem;
-  float* tiles = smem + g.tiles_offset();  // buffer k at tiles + k * S * slot_floats()
-  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, warps = blockDim.x / 32;
+  const int team = threadIdx.x / g.T, tid = threadIdx.x - team * g.T;
+  const int lane = tid % 32, warp = tid / 32, warps = g.T / 32;
   const int m0 = blockIdx.y * g.MB, buffer = g.S * g.slot_floats();
-  const int begin = blockIdx.x * g.share;
-  if (begin >= g.lanes) return;  // a spare block of a tiny problem (before any copy or barrier)
-  const int end = begin + min(g.share, g.lanes - begin);
+  float* tiles = smem + g.tiles_offset() + team * 2 * buffer;  // buffer k at tiles + k * buffer
+  const int begin = (blockIdx.x * TEAMS + team) * g.share;
+  const int end = begin + max(0, min(g.share, g.lanes - begin));  // begin == end: a spare team
 
-  stage_weights(g, w_s, mask, m0, tid, blockDim.x);
-  stage_tiles<TR>(g, tiles, input, begin, begin + min(g.T, end - begin), warp, warps, lane);
-  commit_copies();  // group 0: the weights and the first range
-  int k = 0;        // the buffer of the range that starts at `start`
+  stage_weights(g, w_s, mask, m0, threadIdx.x, blockDim.x);
+  commit_copies();  // group 0: the weights
+  if (begin < end) stage_tiles<TR>(g, tiles, input, begin, begin + min(g.T, end - begin), warp, warps, lane);
+  commit_copies();     // group 1: the first range
+  wait_older_copies();  // this thread's weights have landed
+  __syncthreads();      // ... and everyone's (the last barrier of the whole block)
+  int k = 0;            // the buffer of the range that starts at `start`
   for (int start = begin; start < end; start += g.T, k ^= 1) {
+    wait_all_copies();  // this thread's copies of this range have landed
+    if (TEAMS == 1) __syncthreads(); else team_barrier(1 + team, g.T);  // ... and the team's
     const int next = start + g.T;
     if (next < end)
       stage_tiles<TR>(g, tiles + (k ^ 1) * buffer, input, next, next + min(g.T, end - next), warp, warps, lane);
-    commit_copies();      // possibly empty: the wait below always leaves exactly the newest
-    wait_older_copies();  // this thread's copies of this range have landed
-    __syncthreads();      // ... and everyone's
+    commit_copies();
     if (start + tid < end) {
       const Lane me = lane_of(g, start + tid);
       float acc[RM][RH] = {};
@@ -305,18 +320,18 @@ __global__ void __launch_bounds__(MAX_THREADS, MIN_BLOCKS)
       accumulate<KC, RM, RH>(acc, g, slot + me.col * g.XS, w_s + me.group * RM);
       store_tile<RM, RH>(acc, g, output, unit_origin(g, me.unit), m0 + me.group * RM, me.col);
     }
-    __syncthreads();  // buffer k is free: the next iteration's prefetch writes into it
   }
 }
 
-inline std::size_t shared_bytes(const Geometry& g) {
-  return (std::size_t(g.tiles_offset()) + 2 * std::size_t(g.S) * g.slot_floats()) * sizeof(float);
+inline std::size_t shared_bytes(const Geometry& g, int teams) {
+  return (std::size_t(g.tiles_offset()) + std::size_t(teams) * 2 * g.S * g.slot_floats()) * sizeof(float);
 }
 
-// The launch's geometry: map groups from M, columns a unit from the block size, tile slots from the
-// block size; fewer threads, then narrower chunks, while the shared memory (`max_bytes`, the
-// device's opt-in limit) is too small.
-inline Geometry make_geometry(const labkit::ConvShape& s, int rm, int rh, int threads, std::size_t max_bytes) {
+// The launch's geometry: map groups from M, columns a unit from the team size, tile slots from the
+// team size; fewer threads, then narrower chunks, while the shared memory of `teams` teams
+// (`max_bytes`, the device's opt-in limit) is too small.
+inline Geometry make_geometry(const labkit::ConvShape& s, int rm, int rh, int threads, int teams,
+                              std::size_t max_bytes) {
   Geometry g{};
   g.M = s.M, g.C = s.C, g.H = s.H, g.W = s.W, g.K = s.K, g.H_out = s.H_out(), g.W_out = s.W_out();
   g.RH = rh, g.XS = column_stride(rh + s.K - 1), g.NS = ceil_div(g.H_out, rh);
@@ -329,15 +344,15 @@ inline Geometry make_geometry(const labkit::ConvShape& s, int rm, int rh, int th
     lanes = units * g.L;
     g.T = int(std::min<long long>(g.T, (lanes + 31) / 32 * 32));  // small problems: one small block
     g.S = int(std::min<long long>(units, ceil_div(g.T - 1, g.L) + 1));  // T lanes from anywhere in a unit
-    if (shared_bytes(g) <= max_bytes) break;
+    if (shared_bytes(g, teams) <= max_bytes) break;
     if (g.T > 32) {
       g.T = std::max(32, g.T / 2 / 32 * 32);
     } else if (g.CW > 1) {
       ++g.NCC;
     } else {
       throw std::invalid_argument("11-register-tiling: " + labkit::to_string(s) + " needs " +
-                                  std::to_string(shared_bytes(g)) + " bytes of shared memory for one output column" +
-                                  " (weights and two tiles); the limit is " + std::to_string(max_bytes));
+                                  std::to_string(shared_bytes(g, teams)) + " bytes of shared memory for one output column" +
+                                  " (weights and two tiles a team); the limit is " + std::to_string(max_bytes));
     }
   }
   if (lanes + g.T > INT_MAX)
@@ -356,30 +371,33 @@ inline int device_attribute(cudaDeviceAttr what) {
   return value;
 }
 
-// THREADS threads a block, MIN_BLOCKS blocks an SM: ptxas keeps the registers to what that leaves.
-template <int KC, int RM, int RH, int THREADS, int MIN_BLOCKS>
+// TEAMS teams of THREADS / TEAMS threads a block, MIN_BLOCKS blocks an SM: ptxas keeps the
+// registers to what THREADS and MIN_BLOCKS leave.
+template <int KC, int RM, int RH, int THREADS, int MIN_BLOCKS, int TEAMS>
 void launch(float* output, const float* input, const float* mask, const labkit::ConvShape& s) {
+  static_assert(THREADS % (32 * TEAMS) == 0, "a team is whole warps (bar.sync counts threads by warp)");
   static const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
   static const int max_bytes = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
   static int opted_in = 48 * 1024, cached_threads = 0, cached_blocks = 0;  // blocks an SM holds
   static std::size_t cached_bytes = 0;
-  const auto kernel = conv_register_tiled_kernel<KC, RM, RH, THREADS, MIN_BLOCKS>;
-  Geometry g = make_geometry(s, RM, RH, THREADS, max_bytes);
-  const std::size_t bytes = shared_bytes(g);
+  const auto kernel = conv_register_tiled_kernel<KC, RM, RH, THREADS, MIN_BLOCKS, TEAMS>;
+  Geometry g = make_geometry(s, RM, RH, THREADS / TEAMS, TEAMS, max_bytes);
+  const std::size_t bytes = shared_bytes(g, TEAMS);
+  const int threads = g.T * TEAMS;
   if (bytes > std::size_t(opted_in)) {
     LABKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_bytes));
     opted_in = max_bytes;
   }
-  if (g.T != cached_threads || bytes != cached_bytes) {
-    LABKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cached_blocks, kernel, g.T, bytes));
-    cached_threads = g.T, cached_bytes = bytes;
+  if (threads != cached_threads || bytes != cached_bytes) {
+    LABKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cached_blocks, kernel, threads, bytes));
+    cached_threads = threads, cached_bytes = bytes;
   }
-  // As many blocks as fit (at most one a range of T lanes), the lanes shared out evenly: the last
-  // range of each block is the partial one, not one extra range for a few blocks.
+  // As many blocks as fit (at most one a range of T lanes a team), the lanes shared out evenly: the
+  // last range of each team is the partial one, not one extra range for a few teams.
   const int map_blocks = ceil_div(s.M, g.MB);
-  const dim3 grid(std::min(ceil_div(g.lanes, g.T), std::max(1, cached_blocks * sms / map_blocks)), map_blocks);
-  g.share = ceil_div(g.lanes, grid.x);
-  kernel<<<grid, g.T, bytes>>>(output, input, mask, g);
+  const dim3 grid(std::min(ceil_div(g.lanes, threads), std::max(1, cached_blocks * sms / map_blocks)), map_blocks);
+  g.share = ceil_div(g.lanes, int(grid.x) * TEAMS);
+  kernel<<<grid, threads, bytes>>>(output, input, mask, g);
   LABKIT_CUDA_CHECK_LAUNCH();
 }
 
@@ -387,11 +405,11 @@ void launch(float* output, const float* input, const float* mask, const labkit::
 // conv1 (4 maps) and any other K stay on register_tiling.cuh's kernels.
 inline bool takes(const labkit::ConvShape& s) { return s.K == 7 && s.M > 4; }
 
-// conv2: 16 maps in 8 groups of 2, 17 rows a thread (34 = 2 x 17), one block of 896 threads an SM
-// (72 registers: 65536 / (896 * 72) = 1). The caller has checked the shape.
+// conv2: 16 maps in 8 groups of 2, 17 rows a thread (34 = 2 x 17), one block an SM of 2 teams of
+// 384 threads (78 registers: 65536 / (768 * 78) = 1). The caller has checked the shape.
 inline void forward(float* device_output, const float* device_input, const float* device_mask,
                     const labkit::ConvShape& shape) {
-  launch<7, 2, 17, 896, 1>(device_output, device_input, device_mask, shape);
+  launch<7, 2, 17, 768, 1, 2>(device_output, device_input, device_mask, shape);
 }
 
 }  // namespace column_tiling
