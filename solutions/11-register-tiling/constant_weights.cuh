@@ -101,17 +101,20 @@ inline bool ready(const float* device_mask, const labkit::ConvShape& s) {
 // last segment's float4 reads stay in the row). Columns past the input's edge and rows past its
 // bottom are never written; they only feed pixels past W_out - 1 or a row r + 1 = H_out, which are
 // not stored.
-// VEC: floats a staging copy moves, 2 where rows start 8-byte aligned (even W), else 1. HC, WC: the
-// input's size when known at compile time (conv1's 86 x 86), 0 otherwise. Known sizes turn the
-// index arithmetic into constants: 0.562 against 0.648 ms for the run-time-size kernel on conv1
-// (batch 10000, H100).
-template <int VEC, int HC = 0, int WC = 0>
+// VEC: floats a staging copy moves, 2 where rows start 8-byte aligned (even W), else 1. HC, WC, MC:
+// the input's size and the maps when known at compile time (conv1's 86 x 86, 4 maps), 0 otherwise.
+// Known sizes turn the index arithmetic into constants: 0.562 against 0.648 ms for the
+// run-time-size kernel on conv1 (batch 10000, H100). Known maps and an even H_out make every store
+// unconditional, so the compiler issues row r's stores as soon as its last FFMA is done, while row
+// r + 1's run, and keeps every store a float4 (with M a run-time value it split one into four
+// scalar stores): 0.529 against 0.557 ms.
+template <int VEC, int HC = 0, int WC = 0, int MC = 0>
 __global__ void __launch_bounds__(kPairs * kMaxSegments, WC > 0 ? 2 : 1)
-    conv_constant_weights_kernel(float* __restrict__ output, const float* __restrict__ input, const int M,
+    conv_constant_weights_kernel(float* __restrict__ output, const float* __restrict__ input, const int m_arg,
                                  const int h_arg, const int w_arg, const int segs_arg, const int stride_arg) {
   constexpr int XN = 12;  // the row segment: RP + K - 1 = 10 values, read as 3 float4s
   extern __shared__ __align__(16) float tile[];  // [kRows + kK - 1][stride]
-  const int H = HC ? HC : h_arg, W = WC ? WC : w_arg;
+  const int H = HC ? HC : h_arg, W = WC ? WC : w_arg, M = MC ? MC : m_arg;
   const int segs = WC ? segments(WC - kK + 1) : segs_arg;
   const int stride = WC ? tile_stride(segs) : stride_arg;
   const int H_out = H - kK + 1, W_out = W - kK + 1;
@@ -140,12 +143,18 @@ __global__ void __launch_bounds__(kPairs * kMaxSegments, WC > 0 ? 2 : 1)
   __syncthreads();
 
   const int pair = tid / segs, r = 2 * pair, w0 = (tid - pair * segs) * kRP, h = h0 + r;
-  if (pair >= kPairs || h >= H_out) return;
+  // With known sizes and whole strips (conv1: 80 = 5 x 16 rows), the launch (kPairs x segs threads,
+  // one block a strip) leaves no thread outside: no test, and one value fewer through the loop.
+  constexpr bool whole_strips = HC > 0 && WC > 0 && (HC - kK + 1) % kRows == 0;
+  if (!whole_strips && (pair >= kPairs || h >= H_out)) return;
 
   // 2. 4 maps x 2 rows x 4 pixels. Input row h + t (t = 0 .. 7) is mask row p = t of output row h
   // and p = t - 1 of row h + 1: its 10 inputs of the segment once into registers, then up to 2 x 7
   // x 4 x 4 FFMAs whose weights are compile-time offsets into `weights` (t is unrolled, so the
   // tests on t cost nothing).
+  // Row h's output address, made before the loop as the first prototype did: made after it, from
+  // b, h and w0 kept alive through the loop, it cost a spill at 48 registers (0.543 against 0.529 ms).
+  float* const out_h = output + (size_t(b) * M * H_out + h) * W_out + w0;  // map i is i * HW further
   float acc[2][kMaps][kRP] = {};  // [row r, r + 1][map][pixel]
 #pragma unroll
   for (int t = 0; t <= kK; ++t) {
@@ -169,10 +178,12 @@ __global__ void __launch_bounds__(kPairs * kMaxSegments, WC > 0 ? 2 : 1)
   // 3. The stores, row h and (if inside) row h + 1: a float4 per map where the row width allows
   // it, else pixel by pixel.
   const int HW = H_out * W_out;
+  // h is even (h0 and r are): with an even H_out known at compile time, row h + 1 is inside too.
+  constexpr bool both_rows = HC > 0 && (HC - kK + 1) % 2 == 0;
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
-    if (h + k >= H_out) break;
-    float* out = output + (size_t(b) * M * H_out + h + k) * W_out + w0;  // map i is i * HW further
+    if (!both_rows && h + k >= H_out) break;
+    float* out = out_h + k * W_out;
     if (W_out % 4 == 0) {
 #pragma unroll
       for (int i = 0; i < kMaps; ++i)
@@ -194,9 +205,10 @@ inline void forward(float* output, const float* input, const labkit::ConvShape& 
   const std::size_t bytes = std::size_t(kRows + kK - 1) * stride * sizeof(float);
   const dim3 grid((s.H_out() + kRows - 1) / kRows, s.B);
   const bool even = s.W % 2 == 0 && reinterpret_cast<std::uintptr_t>(input) % 8 == 0;
-  const auto kernel = s.H == 86 && s.W == 86 && even ? conv_constant_weights_kernel<2, 86, 86>  // conv1
-                      : even                          ? conv_constant_weights_kernel<2>
-                                                      : conv_constant_weights_kernel<1>;
+  const bool conv1 = s.H == 86 && s.W == 86 && s.M == kMaps;
+  const auto kernel = conv1 && even ? conv_constant_weights_kernel<2, 86, 86, kMaps>
+                      : even        ? conv_constant_weights_kernel<2>
+                                    : conv_constant_weights_kernel<1>;
   if (bytes > 48 * 1024)
     LABKIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
   kernel<<<grid, kPairs * segs, bytes>>>(output, input, s.M, s.H, s.W, segs, stride);
