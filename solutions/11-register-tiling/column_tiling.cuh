@@ -40,7 +40,7 @@
 //   bank quads: no bank conflict.
 //
 //   layer  kernel <K, RM, RH>   threads x blocks an SM   registers   shared memory a block
-//   conv2  <7, 2, 17>            2 x 384 x 1              78         12.5 KB weights + 2 x 2 x 3 x 17.9 KB
+//   conv2  <7, 2, 17>            2 x 384 x 1              77         12.5 KB weights + 2 x 2 x 3 x 17.9 KB
 //
 // Tuning macro (kernel.cu sets the same default; `labkit sweep` overrides it with -D):
 //   RT_STREAM_STORES  1: outputs stored with st.global.cs (evict first), 0: plain   (1)
