@@ -384,7 +384,7 @@ void launch(float* output, const float* input, const float* mask, const labkit::
   static std::size_t cached_bytes = 0;
   const auto kernel = conv_register_tiled_kernel<KC, RM, RH, THREADS, MIN_BLOCKS, TEAMS, FC, FMB, FCWT>;
   Geometry g = make_geometry(s, RM, RH, THREADS / TEAMS, TEAMS, max_bytes);
-  if constexpr (FC > 0 || FMB > 0 || FCWT > 0) {  // a geometry other than the one compiled in
+  if constexpr (FC > 0 || FMB > 0 || FCWT > 0) {  // the compiled-in values are all accumulate() reads
     if ((FC && g.C != FC) || (FMB && g.MB != FMB) || (FCWT && g.CWt != FCWT))
       return launch<KC, RM, RH, THREADS, MIN_BLOCKS, TEAMS>(output, input, mask, s);
   }
@@ -412,14 +412,12 @@ void launch(float* output, const float* input, const float* mask, const labkit::
 inline bool takes(const labkit::ConvShape& s) { return s.K == 7 && s.M > 4; }
 
 // conv2: 16 maps in 8 groups of 2, 17 rows a thread (34 = 2 x 17), one block an SM of 2 teams of
-// 384 threads (77-78 registers: 65536 / (768 * 78) = 1), its 4 channels, 16 maps and 40 tile
-// columns compiled in. The caller has checked the shape.
+// 384 threads (77-78 registers: 65536 / (768 * 78) = 1), with conv2's 4 channels, 16 maps and 40
+// tile columns compiled in; launch() runs any other geometry on the run-time kernel. The caller has
+// checked the shape.
 inline void forward(float* device_output, const float* device_input, const float* device_mask,
                     const labkit::ConvShape& shape) {
-  if (shape.C == 4 && shape.M == 16 && shape.W == 40)
-    launch<7, 2, 17, 768, 1, 2, 4, 16, 40>(device_output, device_input, device_mask, shape);
-  else
-    launch<7, 2, 17, 768, 1, 2>(device_output, device_input, device_mask, shape);
+  launch<7, 2, 17, 768, 1, 2, 4, 16, 40>(device_output, device_input, device_mask, shape);
 }
 
 }  // namespace column_tiling

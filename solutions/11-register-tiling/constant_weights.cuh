@@ -107,7 +107,8 @@ inline bool ready(const float* device_mask, const labkit::ConvShape& s) {
 // run-time-size kernel on conv1 (batch 10000, H100). Known maps and an even H_out make every store
 // unconditional, so the compiler issues row r's stores as soon as its last FFMA is done, while row
 // r + 1's run, and keeps every store a float4 (with M a run-time value it split one into four
-// scalar stores): 0.529 against 0.557 ms.
+// scalar stores): 0.541 against 0.557 ms (standalone driver, batch 10000, H100; the first 2-row
+// prototype, with no run-time sizes at all, 0.529 ms).
 template <int VEC, int HC = 0, int WC = 0, int MC = 0>
 __global__ void __launch_bounds__(kPairs * kMaxSegments, WC > 0 ? 2 : 1)
     conv_constant_weights_kernel(float* __restrict__ output, const float* __restrict__ input, const int m_arg,
@@ -144,7 +145,7 @@ __global__ void __launch_bounds__(kPairs * kMaxSegments, WC > 0 ? 2 : 1)
 
   const int pair = tid / segs, r = 2 * pair, w0 = (tid - pair * segs) * kRP, h = h0 + r;
   // With known sizes and whole strips (conv1: 80 = 5 x 16 rows), the launch (kPairs x segs threads,
-  // one block a strip) leaves no thread outside: no test, and one value fewer through the loop.
+  // one block a strip) leaves no thread outside, so there is nothing to test.
   constexpr bool whole_strips = HC > 0 && WC > 0 && (HC - kK + 1) % kRows == 0;
   if (!whole_strips && (pair >= kPairs || h >= H_out)) return;
 
@@ -152,8 +153,8 @@ __global__ void __launch_bounds__(kPairs * kMaxSegments, WC > 0 ? 2 : 1)
   // and p = t - 1 of row h + 1: its 10 inputs of the segment once into registers, then up to 2 x 7
   // x 4 x 4 FFMAs whose weights are compile-time offsets into `weights` (t is unrolled, so the
   // tests on t cost nothing).
-  // Row h's output address, made before the loop as the first prototype did: made after it, from
-  // b, h and w0 kept alive through the loop, it cost a spill at 48 registers (0.543 against 0.529 ms).
+  // Row h's output address, made once before the loop (ptxas still spills 8 bytes at 48 registers
+  // here, where the prototype did not; the cause was not found).
   float* const out_h = output + (size_t(b) * M * H_out + h) * W_out + w0;  // map i is i * HW further
   float acc[2][kMaps][kRP] = {};  // [row r, r + 1][map][pixel]
 #pragma unroll

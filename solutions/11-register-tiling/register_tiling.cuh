@@ -6,7 +6,7 @@
 //   * conv1's family (K 7, C 1, M <= 4, W_out <= 320): the constant-weight tile of
 //     constant_weights.cuh (4 maps x 2 rows x 4 pixels a thread, every weight an operand from the
 //     constant bank; prepare() copies the mask there in the prolog). It beat this file's row tile
-//     on conv1: 0.557 against 0.699 ms, batch 10000, H100 (standalone driver);
+//     on conv1: 0.541 against 0.699 ms, batch 10000, H100 (standalone driver);
 //   * conv2's family (K 7, M > 4): the column tile of column_tiling.cuh (2 maps x 17 rows of one
 //     output column a thread, persistent double-buffered blocks). On conv2 it beat this row tile
 //     (with 4 maps a thread: 0.2015 against 0.227 ms, batch 1000, H100; with 2 maps: 0.174 ms);
