@@ -4,7 +4,7 @@
 # reports, `labkit profile`, `labkit grade --sanitize` and `labkit calibrate`, and print a short
 # summary last. Logs go to $OUT (if set) or to the build dir.
 #
-#   tools/gpu-test.sh [--suites] [--part 1|2] [BUILD_DIR]        (default build-gpu)
+#   tools/gpu-test.sh [--suites] [--part 1|2] [--two-gpus] [BUILD_DIR]        (default build-gpu)
 #
 # --suites: the build and the test suites only (GPU suites included), with their summary; the
 # tools' runs above (benchmark, reports, profile, sanitizer, calibration) add several minutes,
@@ -14,6 +14,9 @@
 # the GPU unit tests; part 2 the suite test-labs (the grader against tests/labs: grader-*,
 # cheat-*, sanitize-*, report-*). Part 2 reuses BUILD_DIR when part 1 left it configured (ninja
 # rebuilds what changed), so a second call on a machine still warm skips the build.
+# --two-gpus (implies --suites): on a machine with two or more GPUs, both parts at once, part 1 on
+# GPU 0 and the first half of the CPUs, part 2 on GPU 1 and the second half (each grade sees one
+# GPU and its own CPUs, as one Slurm task of tools/slurm would); the wall time of the slower part.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 suites_only=0
@@ -22,10 +25,14 @@ while [[ ${1:-} == --* ]]; do
   case $1 in
     --suites) suites_only=1; shift ;;
     --part) part=${2:-}; suites_only=1; shift 2 ;;
-    *) echo "gpu-test: unknown option $1 (--suites, --part 1|2)"; exit 2 ;;
+    --two-gpus) part=both; suites_only=1; shift ;;
+    *) echo "gpu-test: unknown option $1 (--suites, --part 1|2, --two-gpus)"; exit 2 ;;
   esac
 done
-if [[ $part != 0 && $part != 1 && $part != 2 ]]; then echo "gpu-test: --part takes 1 or 2, got '$part'"; exit 2; fi
+if [[ $part != 0 && $part != 1 && $part != 2 && $part != both ]]; then echo "gpu-test: --part takes 1 or 2, got '$part'"; exit 2; fi
+if [[ $part == both ]] && (($(nvidia-smi -L 2>/dev/null | grep -c '^GPU') < 2)); then
+  echo "gpu-test: --two-gpus needs two GPUs; nvidia-smi lists $(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"; exit 2
+fi
 build=${1:-build-gpu}
 logs=${OUT:-$build}
 
@@ -46,10 +53,28 @@ fi
 # The tests of this run: all but the labs suite (the skeletons, graded 0), or one part of them
 # (test-labs: the grader against tests/labs, tests/meson.build).
 selection=(--no-suite labs)
-((part == 1)) && selection+=(--no-suite test-labs)
-((part == 2)) && selection+=(--suite test-labs)
-meson test -C "$build" "${selection[@]}" --print-errorlogs >"$logs/test.log" 2>&1
-test_status=$?
+testlogs=("$build/meson-logs/testlog.json")
+if [[ $part == both ]]; then
+  # Two meson runs in one build dir: each its own log base (meson-logs/testlog-partN.json).
+  ncpu=$(nproc)
+  half=$((ncpu / 2))
+  CUDA_VISIBLE_DEVICES=0 taskset -c "0-$((half - 1))" meson test -C "$build" --no-rebuild "${selection[@]}" \
+    --no-suite test-labs --logbase testlog-part1 --print-errorlogs >"$logs/test-part1.log" 2>&1 &
+  first=$!
+  CUDA_VISIBLE_DEVICES=1 taskset -c "$half-$((ncpu - 1))" meson test -C "$build" --no-rebuild "${selection[@]}" \
+    --suite test-labs --logbase testlog-part2 --print-errorlogs >"$logs/test-part2.log" 2>&1
+  second=$?
+  wait "$first"
+  test_status=$(($? | second))
+  cat "$logs/test-part1.log" "$logs/test-part2.log" >"$logs/test.log"
+  testlogs=("$build/meson-logs/testlog-part1.json" "$build/meson-logs/testlog-part2.json")
+  cat "${testlogs[@]}" >"$build/meson-logs/testlog.json"
+else
+  ((part == 1)) && selection+=(--no-suite test-labs)
+  ((part == 2)) && selection+=(--suite test-labs)
+  meson test -C "$build" "${selection[@]}" --print-errorlogs >"$logs/test.log" 2>&1
+  test_status=$?
+fi
 cp "$build/meson-logs/testlog.json" "$logs/testlog.json" 2>/dev/null
 
 # The tools' runs (not with --suites).
@@ -86,7 +111,7 @@ race_status=$?
 calibrate_status=$?
 fi
 
-echo "================ labkit gpu-test summary$( ((suites_only)) && echo " (--suites)")$( ((part)) && echo " part $part of 2") ================"
+echo "================ labkit gpu-test summary$( ((suites_only)) && echo " (--suites)")$( [[ $part == both ]] && echo ", both parts on two GPUs" || { ((part)) && echo " part $part of 2"; }) ================"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null \
   | sed 's/^/GPU: /'
 echo "--- tests (meson test --no-suite labs) ---"
