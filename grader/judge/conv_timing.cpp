@@ -106,7 +106,10 @@ ShapeTiming time_once(Context& ctx, const ConvCase& c, double overhead, Baseline
   costs.round_trip_ms = median_round_trip(s);
   costs.overhead_ms = overhead;
   const TimedSide lab = remote_side(s, layer, ctx.spec.precision, c, flush, costs, log);
-  const PairTiming t = time_pairs(base.side(c.shape), lab, Measure::events, ctx.opt.stopping, layer ? 2 : 3);
+  // The baseline's samples with the lab's processes stopped and its GPU work drained; the lab's
+  // own with it running (timing_checks.h).
+  const TimedSide baseline = base.still_side(c.shape, s, ctx.result.still);
+  const PairTiming t = time_pairs(baseline, lab, Measure::events, ctx.opt.stopping, layer ? 2 : 3);
   if (log.check_last) log.check_last();
   const double macs = double(c.shape.macs());
   const double bytes_in = double(c.shape.input_size() + c.shape.mask_size()) * 4, bytes_out = double(c.shape.output_size()) * 4;

@@ -182,8 +182,9 @@ ShapeTiming time_once(Context& ctx, const MapCase& grading, double overhead, Bas
   RemoteCosts costs;
   costs.round_trip_ms = median_round_trip(s);
   costs.overhead_ms = overhead;
-  const PairTiming t = time_pairs(base.map_side(), remote_side(s, grading, flush, costs, log), Measure::events,
-                                  ctx.opt.stopping, 2);
+  // The baseline's samples with the lab's processes stopped and its GPU work drained (timing_checks.h).
+  const PairTiming t = time_pairs(base.map_still_side(s, ctx.result.still), remote_side(s, grading, flush, costs, log),
+                                  Measure::events, ctx.opt.stopping, 2);
   const SmClock clock = read_sm_clock();
   ShapeTiming st{grading.name, shape_of(grading.dimx, grading.dimy, grading.niterations), t.base_ms, t.lab_ms,
                  t.speedup.median, t.speedup.low, t.speedup.high, int(t.ratios.size()), t.noise, t.converged, false,

@@ -32,6 +32,12 @@ nlohmann::json to_json(const GradeResult& r) {
                       {"floor_ms", t.floor_ms}, {"baseline_clean_ms", t.base_clean_ms},
                       {"baseline_samples_ms", t.base_samples_ms}, {"lab_samples_ms", t.lab_samples_ms}});
   for (std::size_t i = 0; i < r.timing.size(); ++i)
+    if (r.timing[i].base_beside_over_clean > 0) {
+      timing[i]["baseline_beside_ms"] = r.timing[i].base_beside_ms;
+      timing[i]["baseline_beside_over_clean"] = r.timing[i].base_beside_over_clean;
+      timing[i]["interference_limit"] = r.timing[i].interference_limit;
+    }
+  for (std::size_t i = 0; i < r.timing.size(); ++i)
     if (const auto& f = r.timing[i].roofline)
       timing[i]["roofline"] = {{"gflops", f->gflops}, {"gbps", f->gbps}, {"pct_fp32_peak", f->pct_fp32},
                                {"pct_tensor_peak", f->pct_tensor}, {"pct_memory_peak", f->pct_memory},
@@ -42,6 +48,12 @@ nlohmann::json to_json(const GradeResult& r) {
              {"fp16_tensor_gflops", 2 * r.peaks->fp16_tensor_macs_per_s / 1e9},
              {"tf32_tensor_gflops", 2 * r.peaks->tf32_tensor_macs_per_s / 1e9},
              {"memory_gbps", r.peaks->bytes_per_s / 1e9}, {"basis", r.peaks->basis}};
+  const StillReport& st = r.still;
+  const json still = {{"lab_paused_for_baseline", st.paused}, {"samples", st.samples},
+                      {"drained_samples", st.drained}, {"capped_samples", st.capped},
+                      {"longest_drain_ms", st.longest_drain_ms}, {"idle_probe_ms", st.idle_probe_ms},
+                      {"settled_ms", st.settled_ms}, {"drain_cap_ms", st.cap_ms},
+                      {"longest_stop_ms", st.longest_stop_ms}, {"max_processes", st.max_processes}};
   json findings = json::array();
   for (const evidence::Finding& f : r.evidence.findings)
     findings.push_back({{"name", f.pattern.name}, {"regex", f.pattern.regex},
@@ -71,7 +83,7 @@ nlohmann::json to_json(const GradeResult& r) {
       {"timing", {{"measured", r.timed}, {"shapes", timing}, {"speedup", r.speedup},
                   {"speedup_low", r.speedup_low}, {"speedup_high", r.speedup_high}, {"speedup_of", r.speedup_of},
                   {"target_speedup", r.target_speedup}, {"target_source", r.target_source},
-                  {"peaks", peaks}}},
+                  {"peaks", peaks}, {"still", still}}},
       {"evidence", {{"ok", r.evidence.ok}, {"kernels", r.evidence.kernels}, {"patterns", findings},
                     {"text", evidence::format_report(r.evidence)},
                     {"host", host}}},

@@ -130,6 +130,21 @@ bool HarnessProcess::exited_now(Ending& how) {
 void HarnessProcess::kill() {
   if (pid_ > 0) ::kill(-pid_, SIGKILL);
   if (pid_ > 0 && !reaped_) ::kill(pid_, SIGKILL);
+  // Stopped members outside the group (setsid, without a sandbox whose end would take them).
+  process_set::signal_all(stopped_, SIGKILL);
+  stopped_.clear();
+}
+
+process_set::Stop HarnessProcess::stop_all(std::chrono::milliseconds limit) {
+  if (pid_ <= 0 || reaped_) return {true, {}, 0, 0, {}};
+  process_set::Stop s = process_set::stop(pid_, limit);
+  stopped_ = s.members;
+  return s;
+}
+
+void HarnessProcess::resume_all() {
+  process_set::signal_all(stopped_, SIGCONT);
+  stopped_.clear();
 }
 
 HarnessProcess::Ending HarnessProcess::wait() {

@@ -102,6 +102,23 @@ void timing(std::string& out, const json& r) {
                      str(t, "speedup_of") == "total" ? "total (summed times)" : "geometric mean", "", "", num(t, "speedup"), num(t, "speedup_low"),
                      num(t, "speedup_high"), num(t, "target_speedup"));
   if (!str(t, "target_source").empty()) out += fmt::format("  target: {}\n", str(t, "target_source"));
+  std::string beside;
+  for (const json& s : shapes)
+    if (num(s, "baseline_beside_over_clean") > 0)
+      beside += fmt::format("{}{} {:.3f}", beside.empty() ? "" : ", ", str(s, "name"), num(s, "baseline_beside_over_clean"));
+  if (!beside.empty())
+    out += fmt::format("  baseline beside the lab / with no lab process: {} (at most {:.2f})\n", beside,
+                       num(shapes.front(), "interference_limit"));
+  const json& still = sub(t, "still");
+  if (still.value("lab_paused_for_baseline", false))
+    out += fmt::format("  the lab was stopped for each of the baseline's {} samples; GPU busy after the stop before {} "
+                       "(longest wait {:.2f} ms){}; idle probe {:.3f} ms (settled below {:.2f} ms)\n",
+                       still.value("samples", 0), still.value("drained_samples", 0), num(still, "longest_drain_ms"),
+                       still.value("capped_samples", 0) > 0
+                           ? fmt::format(", still busy after {:.0f} ms before {}", num(still, "drain_cap_ms"),
+                                         still.value("capped_samples", 0))
+                           : "",
+                       num(still, "idle_probe_ms"), num(still, "settled_ms"));
   roofline(out, t, str(sub(r, "lab"), "precision"));
 }
 

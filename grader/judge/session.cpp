@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -206,6 +207,7 @@ json Session::call(json request, const std::string& what, double* wall_ms) {
 
 json Session::exchange(json request, const std::string& what, double* wall_ms) {
   if (!open_) throw std::logic_error("call on a closed session");
+  if (paused_) throw std::logic_error("call on a paused session: " + what);
   request["tensor_bytes"] = tensors_.bytes();
   const std::uint32_t seq = ++seq_;
   const auto t0 = Clock::now();
@@ -278,8 +280,41 @@ double Session::round_trip_ms() {
   return ms;
 }
 
+void Session::pause() {
+  if (!open_) throw std::logic_error("pause of a closed session");
+  if (paused_) return;
+  const process_set::Stop st = process_.stop_all(kPauseLimit);
+  paused_at_ = Clock::now();
+  paused_ = true;
+  ++pause_stats_.pauses;
+  pause_stats_.max_processes = std::max(pause_stats_.max_processes, st.members.size());
+  pause_stats_.longest_stop_ms = std::max(pause_stats_.longest_stop_ms, st.ms);
+  if (st.stopped) return;
+  paused_ = false;
+  process_.kill();
+  process_.wait();
+  open_ = false;
+  throw LabFailure(verdict::kTimingImplausible,
+                   fmt::format("The kit stops the lab's processes while it times the baseline, and they did not all "
+                               "stop within {} ms ({} of them; still running: {}). The baseline could not be timed "
+                               "with the lab at rest, so the speedup cannot be trusted.",
+                               kPauseLimit.count(), st.members.size(), st.why),
+                   "Leave nothing running between the lab's calls: no threads or processes that outlive them.");
+}
+
+void Session::resume() {
+  if (!paused_) return;
+  process_.resume_all();
+  paused_ = false;
+  const auto stopped = Clock::now() - paused_at_;
+  // The lab could not run meanwhile: its deadline does not count that time.
+  o_.deadline += std::chrono::duration_cast<Clock::duration>(stopped);
+  pause_stats_.paused_ms += std::chrono::duration<double, std::milli>(stopped).count();
+}
+
 void Session::close() {
   if (!open_) return;
+  resume();
   wire::write_frame(request_fd_, wire::Type::bye, ++seq_, "");
   HarnessProcess::Ending how;
   const auto until = Clock::now() + std::chrono::seconds(5);

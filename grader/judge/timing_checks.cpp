@@ -11,6 +11,7 @@
 #include "labkit/cuda_check.h"
 #include "labkit/device_buffer.h"
 #include "labkit/event_timer.h"
+#include "gpu_drain.h"
 #include "labkit/stats.h"
 #include "reference/baseline.h"
 
@@ -19,10 +20,7 @@ namespace labkit::judge {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// How much slower the baseline may run during the pairs than with no lab process alive, and how
-// many clean samples each side of the lab gets. Measured on an H100 with honest labs: Op Time
-// +0.4% to +2.3%; Layer Time (copies and kernels of two processes' contexts) +6.7% to +9.5%.
-constexpr double kInterferenceLimit = 1.10, kLayerInterferenceLimit = 1.25;
+// How many clean samples each side of the lab gets (the limits: timing_checks.h).
 constexpr int kCleanSamples = 5;
 
 struct Baselines::Entry {
@@ -34,7 +32,10 @@ struct Baselines::Entry {
   TimedSide timed;
 };
 
-Baselines::Baselines(TimedRegion timed, L2Flush& flush) : timed_(timed), flush_(flush) {}
+Baselines::Baselines(TimedRegion timed, L2Flush& flush)
+    : timed_(timed), flush_(flush), drain_(std::make_unique<GpuDrain>()) {
+  idle_probe_ms_ = drain_->idle_ms();
+}
 
 Baselines::~Baselines() = default;
 
@@ -92,6 +93,35 @@ TimedSide Baselines::side(const ConvShape& shape) {
 
 TimedSide Baselines::map_side() { return recording(entries_.at(0).get()); }
 
+namespace {
+// `side`'s samples taken with the lab stopped and the GPU drained first (timing_checks.h).
+TimedSide still(TimedSide side, Session& lab, GpuDrain& drain, StillReport& r, double idle_ms, int& capped) {
+  r.paused = true;
+  r.idle_probe_ms = idle_ms;
+  r.settled_ms = kSettledMs;
+  r.cap_ms = kDrainCapMs;
+  return {[side = std::move(side), &lab, &drain, &r, &capped] {
+    const Still quiet(lab);
+    const Drain d = drain.drain();
+    ++r.samples;
+    if (d.first_ms > kSettledMs) ++r.drained;
+    if (!d.settled) ++r.capped, ++capped;
+    r.longest_drain_ms = std::max(r.longest_drain_ms, d.ms);
+    r.longest_stop_ms = std::max(r.longest_stop_ms, lab.pause_stats().longest_stop_ms);
+    r.max_processes = std::max(r.max_processes, lab.pause_stats().max_processes);
+    return side.sample();
+  }};
+}
+}  // namespace
+
+TimedSide Baselines::still_side(const ConvShape& shape, Session& lab, StillReport& report) {
+  return still(side(shape), lab, *drain_, report, idle_probe_ms_, capped_);
+}
+
+TimedSide Baselines::map_still_side(Session& lab, StillReport& report) {
+  return still(map_side(), lab, *drain_, report, idle_probe_ms_, capped_);
+}
+
 void Baselines::check_interference(GradeResult& result) {
   time_clean();
   for (std::size_t i = 0; i < entries_.size() && i < result.timing.size(); ++i) {
@@ -100,15 +130,24 @@ void Baselines::check_interference(GradeResult& result) {
     const double before = stats::median({e.clean_ms.begin(), e.clean_ms.begin() + static_cast<long>(half)});
     const double after = stats::median({e.clean_ms.begin() + static_cast<long>(half), e.clean_ms.end()});
     const double clean = std::max(before, after);
-    result.timing[i].base_clean_ms = clean;
     const double limit = timed_ == TimedRegion::layer ? kLayerInterferenceLimit : kInterferenceLimit;
+    ShapeTiming& st = result.timing[i];
+    st.base_clean_ms = clean;
+    st.base_beside_ms = e.interleaved_ms;
+    st.base_beside_over_clean = clean > 0 ? e.interleaved_ms / clean : 0;
+    st.interference_limit = limit;
     if (result.verdict.empty() && e.interleaved_ms > limit * clean) {
       result.verdict = verdict::kTimingImplausible;
+      const std::string busy =
+          capped_ > 0 ? fmt::format(" Before {} of the baseline's samples the GPU was still busy {:.0f} ms after the "
+                                    "lab's processes were stopped.", capped_, kDrainCapMs)
+                      : "";
       result.message = fmt::format(
-          "The baseline, timed by the kit in its own process between the lab's calls, took {:.3f} ms on {}, but "
-          "{:.3f} ms with the lab's process gone ({:.0f}% slower; at most {:.0f}% is noise): work the lab left on "
-          "the GPU after its calls returned slowed it down. The speedup cannot be trusted.",
-          e.interleaved_ms, result.timing[i].name, clean, 100 * (e.interleaved_ms / clean - 1), 100 * (limit - 1));
+          "The baseline, timed by the kit in its own process between the lab's calls (the lab's processes stopped), "
+          "took {:.3f} ms on {}, but {:.3f} ms with the lab's process gone ({:.0f}% slower; at most {:.0f}% is "
+          "noise): work the lab left on the GPU after its calls returned slowed it down.{} The speedup cannot be "
+          "trusted.",
+          e.interleaved_ms, st.name, clean, 100 * (e.interleaved_ms / clean - 1), 100 * (limit - 1), busy);
       result.hint = "Finish all of the op's work inside conv_forward_gpu; start no threads or streams that outlive it.";
     }
   }

@@ -6,7 +6,14 @@
 //     pairs, and its "clean" times: measured with
 //     no lab process alive, before the lab starts and after it has ended. check_interference()
 //     compares the baseline's times during the pairs with the clean ones: a lab that leaves work
-//     on the GPU to slow the baseline down gets timing-implausible.
+//     on the GPU to slow the baseline down gets timing-implausible. Each shape records the
+//     measured ratio (beside / clean) and the limit applied (ShapeTiming).
+//   * The lab is still while the baseline is timed: still_side() / map_still_side() wrap each
+//     baseline sample of the pairs in Still (labkit/session.h: every process of the lab
+//     stopped) and a GpuDrain (gpu_drain.h: the lab's GPU work already queued finishes first);
+//     the lab's own samples run with it running. What that took goes to GradeResult::still; a
+//     drain that hit its cap is noted there and in the interference verdict's message, and the
+//     interference check decides.
 //   * check_lab_times(): every reported time must fit inside the judge's own clock around its
 //     request; their median must account for that clock (less the channel's round trip and the
 //     digest) within a small allowance; and it must not be below the shape's physical floor.
@@ -32,6 +39,19 @@
 
 namespace labkit::judge {
 
+// How much slower the baseline may run beside the lab (during the pairs, the lab stopped around
+// each baseline sample) than with no lab process alive: timing-implausible above. These must come
+// from the measured spread of honest labs (the grade JSON's timing.shapes[].
+// baseline_beside_over_clean, over many grades of the solutions on the device), not from a guess:
+// too tight fails honest labs, too loose leaves the rest to a cheat. Measured on an H100 before
+// the lab was stopped for the baseline (honest labs): Op Time +0.4% to +2.3%; Layer Time (copies
+// and kernels of two processes' contexts) +6.7% to +9.5%. To be measured again with the lab
+// stopped on the device.
+inline constexpr double kInterferenceLimit = 1.10;       // Op Time
+inline constexpr double kLayerInterferenceLimit = 1.25;  // Layer Time
+
+class GpuDrain;
+
 // A timed call whose output is wrong: reported as an incorrect case.
 struct TimedCallWrong {
   CaseReport report;
@@ -39,6 +59,7 @@ struct TimedCallWrong {
 
 class Baselines {
  public:
+  // Construct before the lab's process starts: the GPU drain's idle probe is measured here.
   Baselines(TimedRegion timed, L2Flush& flush);
   ~Baselines();
   // A conv baseline timed in the kit's own harness (conv_timing.h).
@@ -48,6 +69,9 @@ class Baselines {
   void time_clean();  // call once before the lab starts and once after it has ended
   TimedSide side(const ConvShape& shape);
   TimedSide map_side();
+  // The same sides, each sample taken with `lab` stopped and the GPU drained (see above).
+  TimedSide still_side(const ConvShape& shape, Session& lab, StillReport& report);
+  TimedSide map_still_side(Session& lab, StillReport& report);
   // Sets timing-implausible on `result` when the baseline ran slower during the pairs.
   void check_interference(GradeResult& result);
 
@@ -58,6 +82,9 @@ class Baselines {
   L2Flush& flush_;
   std::vector<std::unique_ptr<Entry>> entries_;
   int clean_rounds_ = 0;
+  std::unique_ptr<GpuDrain> drain_;
+  double idle_probe_ms_ = 0;
+  int capped_ = 0;  // drains that gave up, over the whole grade
 };
 
 double median_round_trip(Session& s);

@@ -5,9 +5,12 @@
 #include <doctest/doctest.h>
 #include <fmt/core.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "grader/protocol/wire.h"
 #include "labkit/grade_result.h"
@@ -82,6 +85,65 @@ TEST_CASE("a well-behaved harness: hello, replies in order, bye") {
     CHECK(wall > 0);
     CHECK(s.round_trip_ms() > 0);
     s.close();
+  }
+}
+
+// The counters fake_harness "busy" advances between requests: a thread's and a setsid child's.
+std::pair<unsigned long, unsigned long> counters(Session& s) {
+  const auto* w = reinterpret_cast<const std::atomic<unsigned long>*>(s.tensors().floats(0, 16).data());
+  return {w[0].load(), w[1].load()};
+}
+
+TEST_CASE("pause stops every process of the harness, between requests; resume lets them run") {
+  using namespace std::chrono_literals;
+  for (auto sandbox : modes()) {
+    CAPTURE(int(sandbox));
+    Session s(options("busy", sandbox));
+    s.start();
+    s.tensors().reserve(4096);
+    s.call({{"op", "run"}}, "the request that starts the work");
+    std::this_thread::sleep_for(100ms);
+    const auto before = counters(s);
+    CHECK(before.first > 0);
+    CHECK(before.second > 0);
+
+    const double left = s.seconds_left();
+    s.pause();
+    CHECK(s.paused());
+    const auto stopped = counters(s);
+    std::this_thread::sleep_for(100ms);
+    CHECK(counters(s) == stopped);  // neither the thread nor the child that left the group ran
+    CHECK(s.pause_stats().max_processes >= 2);
+    CHECK_THROWS_AS(s.call({{"op", "run"}}, "a request while paused"), std::logic_error);
+    s.resume();
+    // The 100 ms stopped do not count against the lab's deadline.
+    CHECK(s.seconds_left() > left - 0.05);
+    std::this_thread::sleep_for(100ms);
+    const auto after = counters(s);
+    CHECK(after.first > stopped.first);
+    CHECK(after.second > stopped.second);
+    s.call({{"op", "run"}}, "a request after the pause");
+
+    // Closing a paused session resumes it first: no 5 s wait for a bye that cannot come.
+    s.pause();
+    const auto t0 = std::chrono::steady_clock::now();
+    s.close();
+    CHECK(std::chrono::steady_clock::now() - t0 < 3s);
+  }
+}
+
+TEST_CASE("a session destroyed while paused kills and reaps its stopped harness") {
+  for (auto sandbox : modes()) {
+    CAPTURE(int(sandbox));
+    const auto t0 = std::chrono::steady_clock::now();
+    {
+      Session s(options("busy", sandbox));
+      s.start();
+      s.tensors().reserve(4096);
+      s.call({{"op", "run"}}, "the request that starts the work");
+      s.pause();
+    }
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
   }
 }
 

@@ -34,3 +34,32 @@ TEST_CASE("a result's JSON gives a readable report and a valid Gradescope file")
   CHECK(labkit::verdict::exit_code("timeout") == 1);
   CHECK(labkit::verdict::exit_code("no-device") == 77);
 }
+
+TEST_CASE("the Timing section says the lab was stopped for the baseline, with the drain and each shape's ratio") {
+  labkit::GradeResult r;
+  r.id = "10-streams";
+  r.verdict = labkit::verdict::kPassed;
+  r.timed = true;
+  r.timed_region = "layer";
+  labkit::ShapeTiming s;
+  s.name = "conv1 B=1000";
+  s.base_ms = 10.5;
+  s.lab_ms = 8;
+  s.speedup = 1.31;
+  s.base_beside_ms = 10.5;
+  s.base_clean_ms = 10;
+  s.base_beside_over_clean = 1.05;
+  s.interference_limit = 1.25;
+  r.timing.push_back(s);
+  r.still = {true, 40, 3, 1, 20.4, 0.031, 0.1, 20, 0.4, 4};
+  const auto j = labkit::to_json(r);
+  CHECK(j["timing"]["still"]["lab_paused_for_baseline"] == true);
+  CHECK(j["timing"]["still"]["capped_samples"] == 1);
+  CHECK(j["timing"]["still"]["idle_probe_ms"] == 0.031);
+  CHECK(j["timing"]["shapes"][0]["baseline_beside_over_clean"] == 1.05);
+  CHECK(j["timing"]["shapes"][0]["interference_limit"] == 1.25);
+  const std::string text = labkit::format_text(j);
+  CHECK_MESSAGE(text.find("the lab was stopped for each of the baseline's 40 samples") != std::string::npos, text);
+  CHECK_MESSAGE(text.find("still busy after 20 ms before 1") != std::string::npos, text);
+  CHECK_MESSAGE(text.find("conv1 B=1000 1.050 (at most 1.25)") != std::string::npos, text);
+}

@@ -77,12 +77,31 @@ struct ShapeTiming {
   // baseline's median with no lab process alive.
   double lab_wall_ms = 0, round_trip_ms = 0, floor_ms = 0, base_clean_ms = 0;
   double overhead_ms = 0;
+  // The baseline's median beside the lab (during the pairs, the lab stopped) over its clean median
+  // (no lab process alive), and the most that check_interference allows (grader/judge/
+  // timing_checks.h): the honest spread of this ratio is what the allowance must come from.
+  double base_beside_ms = 0, base_beside_over_clean = 0, interference_limit = 0;
   // Every pair's two times (ms), in the order timed: what the median and the interval came from,
   // so an instructor can audit a speedup and see a drift or a bimodal side.
   std::vector<double> base_samples_ms{}, lab_samples_ms{};
   // The lab's median against the device's peaks (labkit/roofline.h); absent for Layer Time,
   // whose host copies no device peak bounds.
   std::optional<roofline::Roofline> roofline{};
+};
+
+// How the baseline's samples of the pairs were kept from the lab (grader/judge/timing_checks.h):
+// every process of the lab stopped around each one, the GPU drained before it
+// (grader/judge/gpu_drain.h).
+struct StillReport {
+  bool paused = false;            // the lab was stopped for the baseline's samples
+  int samples = 0;                // baseline samples taken with the lab stopped
+  int drained = 0;                // of them, those whose first probe found the GPU busy
+  int capped = 0;                 // those still busy when the drain gave up
+  double longest_drain_ms = 0;
+  double idle_probe_ms = 0;       // the probe with nothing else on the GPU, before the lab started
+  double settled_ms = 0, cap_ms = 0;  // the drain's rule
+  double longest_stop_ms = 0;     // from the first SIGSTOP to every process seen stopped
+  std::size_t max_processes = 0;  // the most processes of the lab one pause stopped
 };
 
 struct HostEvidenceReport {
@@ -115,6 +134,7 @@ struct GradeResult {
   std::string target_source;  // which target and why: "calibrated for <GPU> ...", or the default
   evidence::Report evidence;
   std::vector<HostEvidenceReport> host_evidence;
+  StillReport still;
   Score score;
   std::string sandbox;  // "bubblewrap 0.8.0 (...)" or "none": how the lab's code was confined
   std::string log;      // the lab's own stdout/stderr, cut: shown, never parsed

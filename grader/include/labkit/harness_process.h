@@ -12,6 +12,11 @@
 //   * kill(): SIGKILL to the whole process group (with bubblewrap's pid namespace, to everything
 //     the lab started). wait(): reaps the child and returns how it ended; the destructor kills
 //     and reaps, so no path leaves a process behind.
+//   * stop_all(limit): SIGSTOP to every process of the harness's tree (labkit/process_set.h: the
+//     group, the descendants, bubblewrap's pid namespace), until all are stopped or `limit`
+//     passed; the caller only stops a harness that owes no reply. resume_all(): SIGCONT to that
+//     same set. kill() also kills that set (a SIGKILL ends a stopped process), so a harness killed
+//     while stopped leaves nothing behind; wait() reaps it as any other.
 //   * log(): what the lab printed (stdout then stderr, each cut to its tail), for reports only:
 //     it is never parsed.
 #pragma once
@@ -19,11 +24,13 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "labkit/process_set.h"
 #include "labkit/sandbox.h"
 
 namespace labkit {
@@ -54,6 +61,8 @@ class HarnessProcess {
   Ending wait();
   pid_t pid() const { return pid_; }
   std::string log() const;
+  process_set::Stop stop_all(std::chrono::milliseconds limit);
+  void resume_all();
 
  private:
   void drain();
@@ -66,6 +75,7 @@ class HarnessProcess {
   mutable std::mutex mutex_;
   std::string out_, err_;
   bool out_cut_ = false, err_cut_ = false;
+  std::vector<process_set::Process> stopped_;  // of the last stop_all(), until resume_all()
 };
 
 }  // namespace labkit

@@ -13,6 +13,15 @@
 //     the case in the message. wall_ms, when given, is the judge's own clock from the request's
 //     first byte to the reply's last.
 //   * round_trip_ms(): the judge's clock around an empty request (ping).
+//   * pause() / resume() (or a Still guard): between two requests only, every process of the
+//     harness stops (HarnessProcess::stop_all: its group, its descendants, the sandbox's pid
+//     namespace), so nothing of the lab runs on the CPU while the judge times the baseline; its
+//     GPU work already queued is the caller's to drain (grader/judge/gpu_drain.h). A harness
+//     that does not stop within kPauseLimit is killed: LabFailure timing-implausible. call()
+//     while paused is a std::logic_error: the judge never waits for a reply from a stopped
+//     harness. The time spent paused moves the deadline on by as much (it is not the lab's time);
+//     a stopped process uses no CPU time, so its RLIMIT_CPU does not count it either. close()
+//     resumes first; the destructor and a kill end a stopped harness too (SIGKILL).
 //   * The judge never reads a value from the harness it has not checked: callers validate
 //     payload fields with the helpers below (number(), ...), which throw LabFailure
 //     (protocol-error) for a missing, non-numeric, non-finite or out-of-range value.
@@ -78,6 +87,18 @@ class Regions {
   std::uint64_t next_ = 0;
 };
 
+// How long a harness may take to stop (SIGSTOP to all of its processes, every thread seen
+// stopped). An honest harness stops in well under a millisecond: it is idle between requests.
+inline constexpr std::chrono::milliseconds kPauseLimit{1000};
+
+// What the pauses of a session cost (reported with the grade).
+struct PauseStats {
+  int pauses = 0;
+  std::size_t max_processes = 0;  // the most processes one pause stopped
+  double longest_stop_ms = 0;     // SIGSTOP to all stopped
+  double paused_ms = 0;           // in all, from pause() to resume()
+};
+
 struct SessionOptions {
   std::string harness;             // the lab's harness executable
   std::string lab_id, kind;        // what hello must say
@@ -107,6 +128,10 @@ class Session {
   void close();           // bye, then the process is waited for (killed after 5 s)
   std::string log() const { return process_.log(); }
   double seconds_left() const;
+  void pause();
+  void resume();
+  bool paused() const { return paused_; }
+  const PauseStats& pause_stats() const { return pause_stats_; }
 
  private:
   [[noreturn]] void ended(const std::string& what);
@@ -120,6 +145,23 @@ class Session {
   std::uint32_t seq_ = 0;
   bool open_ = false;
   std::string failed_cuda_name_;  // of the last `failed` reply
+  bool paused_ = false;
+  std::chrono::steady_clock::time_point paused_at_;
+  PauseStats pause_stats_;
+};
+
+// The harness stopped for the guard's lifetime (Session::pause, resume): exceptions included.
+class Still {
+ public:
+  explicit Still(Session& s) : s_(s) { s_.pause(); }
+  ~Still() {
+    if (s_.paused()) s_.resume();
+  }
+  Still(const Still&) = delete;
+  Still& operator=(const Still&) = delete;
+
+ private:
+  Session& s_;
 };
 
 // Validated reads of a reply's fields (protocol-error otherwise).
