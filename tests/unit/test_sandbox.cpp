@@ -40,7 +40,7 @@ std::set<std::string> interfaces(const std::string& proc_net_dev) {
 // itself) stands for a visible part of the host such as the kit's checkout.
 sb::Policy exposing(const fs::path& exposed) {
   sb::Policy p = default_policy();
-  p.read_only_extra = {exposed};
+  p.read_only_extra.push_back(exposed);
   return p;
 }
 
