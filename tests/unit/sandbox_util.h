@@ -62,7 +62,7 @@ inline void write_file(const fs::path& p, const std::string& text, fs::perms per
 inline std::vector<fs::path> shell_tools() {
   std::vector<fs::path> found;
   for (const char* tool : {"sh", "bash", "cat", "ls", "grep", "umount", "dd", "stat", "env", "setsid", "sleep", "pgrep",
-                           "taskset", "id", "wc", "true"})
+                           "taskset", "id", "wc", "true", "readlink"})
     for (const char* dir : {"/usr/bin", "/bin", "/usr/sbin", "/sbin"})
       if (fs::exists(fs::path(dir) / tool)) {
         found.push_back(fs::path(dir) / tool);
