@@ -36,8 +36,8 @@ using Args = std::vector<std::string>;
 // services (/run: docker, dbus): hidden even inside a folder an extra shows.
 constexpr const char* kAlwaysHidden[] = {"/home", "/root", "/run", "/var/tmp", "/mnt", "/media"};
 // What the C library and the CUDA driver read of the system besides libraries: the loader's
-// cache, and the parts of /sys the driver walks (PCI devices, NUMA nodes, CPUs; see
-// docs/architecture.md, "The sandbox").
+// cache, and /sys, where the driver walks PCI devices, NUMA nodes and CPUs (all of it, read-only:
+// kernel state, no user's files; which parts of it CUDA can do without is not measured).
 constexpr const char* kSystemFiles[] = {"/etc/ld.so.cache"};
 constexpr const char* kSystemFolders[] = {"/sys"};
 constexpr const char* kEnvAllowed[] = {"PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
