@@ -214,6 +214,18 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   ctx.kit_cpus = cpus.kit;
   const PinThread pin(cpus.split ? cpus.kit : std::vector<int>{});  // the judge times the Op Time baseline itself
   ctx.session.wrapper = opt.wrapper;
+  if (!opt.evidence_only && opt.sandbox == sandbox::Mode::bubblewrap && opt.probe.available) {
+    // The report names how much of the host the lab sees: the allow-list this session will mount.
+    sandbox::Policy shown = ctx.session.policy;
+    shown.executable = lab.harness;
+    std::vector<std::string> inside = opt.wrapper;
+    inside.push_back(sandbox::kInsidePath);
+    try {
+      r.sandbox = sandbox::describe(opt.sandbox, opt.probe, cpus.describe(), sandbox::allow_list(shown, inside).size());
+    } catch (const std::invalid_argument&) {
+      // A missing harness: the session's start says so, as a verdict.
+    }
+  }
   ctx.session.startup_s = std::min(60.0, opt.timeout_s);
   ctx.session.deadline = start + std::chrono::milliseconds(static_cast<long long>(opt.timeout_s * 1000));
   r.verdict.clear();  // empty = correct so far; the grading steps set a failure

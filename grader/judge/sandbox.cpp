@@ -22,6 +22,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "allow_list.h"
+#include "labkit/elf_deps.h"
 #include "labkit/subprocess.h"
 
 namespace labkit::sandbox {
@@ -31,86 +33,57 @@ namespace fs = std::filesystem;
 using Args = std::vector<std::string>;
 
 // Host directories that may hold the instructor's or other users' files, or sockets into
-// services (/run: docker, dbus): empty inside whatever the policy says.
+// services (/run: docker, dbus): hidden even inside a folder an extra shows.
 constexpr const char* kAlwaysHidden[] = {"/home", "/root", "/run", "/var/tmp", "/mnt", "/media"};
-// Not taken from the host: each gets a fresh one of its own.
-constexpr const char* kPrivateTop[] = {"/proc", "/dev", "/tmp"};
+// What the C library and the CUDA driver read of the system besides libraries: the loader's
+// cache, and /sys, where the driver walks PCI devices, NUMA nodes and CPUs (all of it, read-only:
+// kernel state, no user's files; which parts of it CUDA can do without is not measured).
+constexpr const char* kSystemFiles[] = {"/etc/ld.so.cache"};
+constexpr const char* kSystemFolders[] = {"/sys"};
 constexpr const char* kEnvAllowed[] = {"PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
                                        "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"};
 
-bool is_under(const fs::path& p, const fs::path& dir) {
-  const auto [d, _] = std::mismatch(dir.begin(), dir.end(), p.begin(), p.end());
-  return d == dir.end();
-}
-
-bool under_private_top(const fs::path& p) {
-  return std::any_of(std::begin(kPrivateTop), std::end(kPrivateTop), [&](const char* t) { return is_under(p, t); });
-}
-
-// Absolute, symlinks resolved (bwrap would follow them inside, where they may point elsewhere);
-// empty when it does not exist.
+// Absolute, symlinks resolved; empty when it does not exist.
 fs::path resolve(const fs::path& p) {
   std::error_code ec;
   fs::path r = fs::canonical(fs::absolute(p, ec), ec);
   return ec ? fs::path{} : r;
 }
 
-enum class Kind { hide_dir, hide_file, extra };
-struct Mount {
-  fs::path path;
-  Kind kind;
-};
-
-// Hidden paths and extras that exist, parents before children so that the most specific path
-// wins (an extra under a hidden directory shows; a hide under an extra hides). A hide is dropped
-// when its nearest such ancestor is another hide (already empty; a tmpfs over the parent would
-// also bury the child's mount point, and remounting it read-only would fail) or, without an
-// extra above it, when it lies in /tmp, /proc or /dev (none of the host's shows there anyway).
-std::vector<Mount> mounts(const Policy& policy) {
-  std::vector<fs::path> hides(std::begin(kAlwaysHidden), std::end(kAlwaysHidden));
+// Everything the sandbox shows of the host, for the harness `exe` and the program argv_inside[0]
+// (when it is an absolute path other than kInsidePath: a wrapper such as compute-sanitizer).
+AllowList view(const Policy& policy, const fs::path& exe, const Args& argv_inside) {
+  const char* library_path = std::getenv("LD_LIBRARY_PATH");
+  AllowList list{elf::Search(library_path != nullptr ? library_path : "")};
+  list.add_program(exe, kInsidePath);
+  if (!argv_inside.empty() && argv_inside[0] != kInsidePath && fs::path(argv_inside[0]).is_absolute())
+    list.add_program(argv_inside[0]);
+  list.add_cuda_driver(exe);
+  for (const char* f : kSystemFiles) list.add_path(f, false);
+  for (const char* d : kSystemFolders) list.add_path(d, false);
+  for (const auto& x : policy.read_only_extra) {
+    if (resolve(x) == "/")
+      throw std::invalid_argument(fmt::format("sandbox: cannot show {}: that is the whole file system", x.string()));
+    list.add_path(x, true);
+  }
+  for (const char* h : kAlwaysHidden) list.hide(h);
   // $HOME, unless it is a top-level system directory or / (a service account's HOME=/usr).
   if (const char* home = std::getenv("HOME"); home != nullptr && fs::path(home).is_absolute())
-    if (const fs::path h = resolve(home); std::distance(h.begin(), h.end()) > 2) hides.push_back(h);
+    if (const fs::path h = resolve(home); std::distance(h.begin(), h.end()) > 2) list.hide(h);
   for (const auto& h : policy.hide) {
     if (resolve(h) == "/")
       throw std::invalid_argument(fmt::format("sandbox: cannot hide {}: that is the whole file system", h.string()));
-    hides.push_back(h);
+    list.hide(h);
   }
-  std::vector<Mount> all;
-  for (const auto& h : hides)
-    if (fs::path r = resolve(h); !r.empty()) all.push_back({r, fs::is_directory(r) ? Kind::hide_dir : Kind::hide_file});
-  for (const auto& x : policy.read_only_extra)
-    if (fs::path r = resolve(x); !r.empty()) all.push_back({r, Kind::extra});
-  // fs::path orders element by element, so a parent sorts before its children; at one path the
-  // extra comes last and wins.
-  std::stable_sort(all.begin(), all.end(), [](const Mount& a, const Mount& b) {
-    return a.path != b.path ? a.path < b.path : (a.kind != Kind::extra && b.kind == Kind::extra);
-  });
-  std::vector<Mount> kept;
-  for (const auto& m : all) {
-    if (m.kind != Kind::extra) {
-      const auto nearest =
-          std::find_if(kept.rbegin(), kept.rend(), [&](const Mount& k) { return is_under(m.path, k.path); });
-      if (nearest != kept.rend() ? nearest->kind != Kind::extra : under_private_top(m.path)) continue;
-    }
-    kept.push_back(m);
-  }
-  return kept;
+  return list;
 }
 
-// The host's / entry by entry (not `--ro-bind / /`): a read-only / would leave no place to create
-// kInsidePath, so the root is bwrap's own tmpfs, made read-only once everything is mounted.
-void bind_top_level(Args& a) {
-  for (const auto& e : fs::directory_iterator("/", fs::directory_options::skip_permission_denied)) {
-    const std::string p = e.path().string();
-    if (std::find(std::begin(kPrivateTop), std::end(kPrivateTop), p) != std::end(kPrivateTop)) continue;
-    std::error_code ec;
-    if (e.is_symlink(ec)) {
-      a.insert(a.end(), {"--symlink", fs::read_symlink(e.path(), ec).string(), p});
-    } else if (e.is_directory(ec) || e.is_regular_file(ec)) {
-      a.insert(a.end(), {"--ro-bind", p, p});
-    }  // sockets and fifos at the top level are left out
-  }
+fs::path checked_executable(const Policy& policy) {
+  const fs::path exe = resolve(policy.executable);
+  if (exe.empty() || !fs::is_regular_file(exe))
+    throw std::invalid_argument(fmt::format("sandbox: the harness executable \"{}\" is not an existing file",
+                                            policy.executable.string()));
+  return exe;
 }
 
 void set_env(Args& a) {
@@ -160,44 +133,32 @@ std::vector<sock_filter> affinity_filter() {
 Args build(const fs::path& bwrap, const Policy& policy, const Args& argv_inside) {
   if (argv_inside.empty() || argv_inside[0].empty())
     throw std::invalid_argument("sandbox: empty command line for inside");
-  const fs::path exe = resolve(policy.executable);
-  if (exe.empty() || !fs::is_regular_file(exe))
-    throw std::invalid_argument(fmt::format("sandbox: the harness executable \"{}\" is not an existing file",
-                                            policy.executable.string()));
+  const fs::path exe = checked_executable(policy);
+  const AllowList list = view(policy, exe, argv_inside);
 
   // bwrap applies these in order, each over what came before, so the order is the design:
   //  1. namespaces, no capabilities (root could otherwise unmount the hiding tmpfs);
   //     --die-with-parent also kills bwrap's init when the outer bwrap exits with the harness:
   //     without it init waits for every process left inside, and they outlive the harness;
-  //  2. the host's top-level entries read-only;
-  //  3. fresh /proc and /dev, the GPU nodes, a sized /dev/shm, then /dev read-only (no files
+  //  2. fresh /proc and /dev, the GPU nodes, a sized /dev/shm, then /dev read-only (no files
   //     filling memory there; device nodes stay usable on a read-only mount);
-  //  4. the private /tmp;
-  //  5. hidden paths (an empty tmpfs over a directory, /dev/null over a file) and extras, parents
-  //     first (see mounts()); the tmpfs stay writable until step 7 for the extras' mount points;
-  //  6. the executable, whatever hides its host path;
-  //  7. hidden tmpfs and / read-only (not recursive: mounts on them keep their own flags);
-  //  8. working directory and environment; then the command.
+  //  3. the private /tmp;
+  //  4. the allow-list on bwrap's empty root, parents first (allow_list.h): the executable at
+  //     kInsidePath, its loader and libraries, the CUDA driver's, the extras, the symlinks on
+  //     their way, and hidden paths inside shown folders; the hiding tmpfs stay writable until
+  //     step 5 for the mount points of what is shown under them;
+  //  5. hiding tmpfs and / read-only (not recursive: mounts on them keep their own flags);
+  //  6. working directory and environment; then the command.
   Args a{bwrap.string(), "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc",
          "--unshare-uts", "--new-session", "--cap-drop", "ALL"};
-  bind_top_level(a);
   a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev"});
   for (const auto& node : gpu_device_nodes("/dev")) a.insert(a.end(), {"--dev-bind-try", node.string(), node.string()});
   sized_tmpfs(a, policy.tmp_bytes, "/dev/shm");
   a.insert(a.end(), {"--remount-ro", "/dev"});
   sized_tmpfs(a, policy.tmp_bytes, "/tmp");
-  std::vector<std::string> hidden_dirs;
-  for (const auto& m : mounts(policy)) {
-    const std::string p = m.path.string();
-    if (m.kind == Kind::hide_dir) {
-      a.insert(a.end(), {"--tmpfs", p});
-      hidden_dirs.push_back(p);
-    } else {
-      a.insert(a.end(), {"--ro-bind", m.kind == Kind::extra ? p : "/dev/null", p});
-    }
-  }
-  a.insert(a.end(), {"--ro-bind", exe.string(), kInsidePath});
-  for (const auto& d : hidden_dirs) a.insert(a.end(), {"--remount-ro", d});
+  const Args shown = list.args();
+  a.insert(a.end(), shown.begin(), shown.end());
+  for (const auto& d : list.hidden_dirs()) a.insert(a.end(), {"--remount-ro", d});
   a.insert(a.end(), {"--remount-ro", "/", "--chdir", "/tmp"});
   set_env(a);
   if (policy.lock_cpus) a.insert(a.end(), {"--seccomp", std::to_string(kSeccompFd)});
@@ -350,10 +311,27 @@ int apply_limits(const Limits& l) noexcept {
   return first;
 }
 
-std::string describe(Mode mode, const Probe& probe, const std::string& cpus) {
+std::vector<fs::path> allow_list(const Policy& policy, const std::vector<std::string>& argv_inside) {
+  return view(policy, checked_executable(policy), argv_inside.empty() ? Args{kInsidePath} : argv_inside).shown();
+}
+
+void add_tool(Policy& policy, const fs::path& tool) {
+  policy.read_only_extra.push_back(tool);  // the path it is run by, symlinks and all
+  std::error_code ec;
+  if (fs::is_directory(tool, ec)) return;
+  // Its install folder, unless that is a system bin directory (a packaged tool's wrapper script
+  // there: the caller names the folder it runs from).
+  const fs::path folder = resolve(tool).parent_path();
+  for (const char* system : {"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin"})
+    if (folder.empty() || folder == system) return;
+  policy.read_only_extra.push_back(folder);
+}
+
+std::string describe(Mode mode, const Probe& probe, const std::string& cpus, std::size_t shown) {
   if (mode == Mode::none) return cpus.empty() ? "none" : fmt::format("none; {}", cpus);
   if (!probe.available) return fmt::format("bubblewrap (not available: {})", probe.why);
-  std::string d = fmt::format("{} (no network, private /tmp, kit hidden)", probe.version);
+  std::string d = shown > 0 ? fmt::format("{} (no network, private /tmp, allow-list: {} paths)", probe.version, shown)
+                            : fmt::format("{} (no network, private /tmp, allow-list)", probe.version);
   if (!cpus.empty())
     d += probe.seccomp ? fmt::format("; {}, affinity locked", cpus)
                        : fmt::format("; {}, affinity not locked: {}", cpus, probe.seccomp_why);

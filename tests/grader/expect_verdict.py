@@ -15,6 +15,7 @@ checks:
   --score-zero           the result's score total is 0
   --log-absent TEXT      the result's "log" (the lab's own stdout/stderr) does not contain TEXT; a
                          result without "log" counts as absent (repeatable)
+  --log-contains TEXT    the result's "log" contains TEXT (a probe ran at all) (repeatable)
 Checks of what the lab may have done to the machine (the cheat test labs, tests/labs/*):
   --no-process PATTERN   after the run, no process (other than this script and its ancestors) has
                          PATTERN in its command line or name; any found are killed (SIGKILL) and
@@ -25,6 +26,9 @@ Checks of what the lab may have done to the machine (the cheat test labs, tests/
   --tmp-absent GLOB      after the run no path matches GLOB (e.g. /tmp/name*); matches left from an
                          earlier run are removed before it, and matches after it are removed too
                          (repeatable)
+  --plant PATH           before the run, write a small file at PATH (and the folders above it that
+                         are missing) for the lab to look for; removed after the run. A PATH that
+                         cannot be written is reported and skipped; none at all fails (repeatable)
   --run-timeout S        give COMMAND at most S seconds (default 900); the checks above still run
                          after a command that had to be stopped
 Exit: 0 checks passed, 1 a check failed, 77 the command reported no CUDA device (or exited 77
@@ -166,10 +170,12 @@ def main():
     ap.add_argument("--twice", action="store_true")
     ap.add_argument("--score-zero", action="store_true")
     ap.add_argument("--log-absent", action="append", default=[])
+    ap.add_argument("--log-contains", action="append", default=[])
     ap.add_argument("--no-process", action="append", default=[])
     ap.add_argument("--file-unchanged", action="append", default=[])
     ap.add_argument("--listen", action="append", default=[], type=int)
     ap.add_argument("--tmp-absent", action="append", default=[])
+    ap.add_argument("--plant", action="append", default=[])
     ap.add_argument("--run-timeout", type=float, default=900)
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -190,6 +196,7 @@ def main():
         for path in glob.glob(pattern):
             print(f"removing {path}, left by an earlier run")
             remove(path)
+    planted = Plants(a.plant, failures)
     listeners = []
     for port in a.listen:
         try:
@@ -202,6 +209,7 @@ def main():
     except SystemExit:  # no result (skipped, or no JSON): still check and clean up the machine
         for listener in listeners:
             listener.close()
+        planted.remove()
         after_run(a, sums, listeners, failures)
         for f in failures:
             print("FAILED:", f)
@@ -210,6 +218,7 @@ def main():
         raise
     for listener in listeners:
         listener.close()
+    planted.remove()
     after_run(a, sums, listeners, failures)
     if r.get("verdict") == "no-device":
         # What the lab did before it found no device (a static initializer) still counts.
@@ -250,6 +259,9 @@ def main():
     for text in a.log_absent:
         if text in log:
             failures.append(f"the lab's log contains {text!r}")
+    for text in a.log_contains:
+        if text not in log:
+            failures.append(f"the lab's log does not contain {text!r}")
     if a.twice:
         _, r2, _ = run(command, a.run_timeout)
         s1, s2 = timing.get("speedup", 0), r2.get("timing", {}).get("speedup", 0)
@@ -259,6 +271,39 @@ def main():
     for f in failures:
         print("FAILED:", f)
     sys.exit(1 if failures else 0)
+
+
+class Plants:
+    """Files written for the lab to look for (outside what its sandbox shows), with the folders
+    made for them; remove() takes away exactly those."""
+
+    def __init__(self, paths, failures):
+        self.files, self.dirs = [], []
+        for path in paths:
+            path = os.path.abspath(path)
+            missing = []
+            d = os.path.dirname(path)
+            while not os.path.isdir(d):
+                missing.append(d)
+                d = os.path.dirname(d)
+            try:
+                for d in reversed(missing):
+                    os.mkdir(d)
+                    self.dirs.append(d)
+                with open(path, "w") as f:
+                    f.write("labkit-probe: planted outside the sandbox's allow-list\n")
+                self.files.append(path)
+            except OSError as e:
+                print(f"cannot plant {path} ({e}): not checked there")
+        if paths and not self.files:
+            failures.append("none of the --plant files could be written")
+
+    def remove(self):
+        for path in self.files:
+            remove(path)
+        for d in reversed(self.dirs):
+            remove(d)
+        self.files, self.dirs = [], []
 
 
 def after_run(a, sums, listeners, failures):

@@ -40,7 +40,7 @@ std::set<std::string> interfaces(const std::string& proc_net_dev) {
 // itself) stands for a visible part of the host such as the kit's checkout.
 sb::Policy exposing(const fs::path& exposed) {
   sb::Policy p = default_policy();
-  p.read_only_extra = {exposed};
+  p.read_only_extra.push_back(exposed);
   return p;
 }
 
@@ -265,6 +265,79 @@ TEST_CASE("environment: a small allowlist; LD_PRELOAD and the judge's other vari
   CHECK(!contains(r.out, "LD_PRELOAD"));
   CHECK(!contains(r.out, "LABKIT_SANDBOX_TEST_TOKEN"));
   for (const auto& a : argv) CHECK(!contains(a, "LD_PRELOAD"));
+}
+
+}  // TEST_SUITE("bwrap")
+
+TEST_SUITE("bwrap") {
+
+TEST_CASE("allow-list: / holds what the harness needs and nothing planted beside the kit, in a class folder or in /tmp") {
+  const std::string tag = std::to_string(::getpid());
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  std::vector<fs::path> plants = {self.parent_path() / ("labkit-probe-planted-" + tag),
+                                  fs::temp_directory_path() / ("labkit-probe-planted-" + tag)};
+  if (const char* src = std::getenv("LABKIT_SOURCE_DIR"); src != nullptr && fs::is_directory(src))
+    plants.push_back(fs::path(src) / ("labkit-probe-planted-" + tag));
+  const fs::path class_dir = "/srv/labkit-probe-class-" + tag;  // another course's submissions
+  std::error_code ec;
+  if (fs::create_directories(class_dir, ec)) plants.push_back(class_dir / "submission.txt");
+  else MESSAGE("cannot write under /srv here: the class folder was not planted");
+  for (const auto& p : plants) write_file(p, "planted");
+  std::string script;
+  for (const auto& p : plants) script += fmt::format("cat '{0}' >/dev/null 2>&1 && echo 'opened {0}';", p.string());
+
+  // Control: outside, every planted file reads.
+  const auto outside = sp::run({"/bin/sh", "-c", script});
+  const auto r = inside(script + "echo etc:[$(ls -A /etc)]");
+  for (const auto& p : plants) fs::remove(p, ec);
+  fs::remove(class_dir, ec);
+  INFO(r.out, r.err);
+  for (const auto& p : plants) CHECK(contains(outside.out, "opened " + p.string()));
+  CHECK(!contains(r.out, "opened"));
+  CHECK(contains(r.out, "etc:[ld.so.cache]"));
+
+  // ls as the harness: a dynamically linked program whose libraries come from its ELF headers.
+  sb::Policy ls = default_policy();
+  ls.read_only_extra.clear();
+  ls.executable = fs::exists("/usr/bin/ls") ? "/usr/bin/ls" : "/bin/ls";
+  const auto listed = sp::run(sb::command(bwrap(), ls, {sb::kInsidePath, "-A", "/"}));
+  INFO(listed.out, listed.err);
+  CHECK(listed.exit_code == 0);
+  std::set<std::string> names;
+  std::istringstream in(listed.out);
+  for (std::string n; std::getline(in, n);) names.insert(n);
+  for (const char* needed : {"labkit", "proc", "dev", "tmp", "etc"}) CHECK(names.count(needed) == 1);
+  const std::set<std::string> system = {"bin", "dev", "etc", "labkit", "lib", "lib32", "lib64", "libx32",
+                                        "proc", "sbin", "sys", "tmp", "usr"};
+  for (const auto& n : names) CHECK_MESSAGE(system.count(n) == 1, "/" << n << " shows inside");
+  for (const auto& p : sb::allow_list(ls)) {
+    CHECK(!p.string().starts_with("/srv"));
+    CHECK(!p.string().starts_with(self.parent_path().string()));
+  }
+}
+
+TEST_CASE("symlinks on the way are recreated and the real file shown at its real path; add_tool shows a tool's folder") {
+  Scratch s("links");
+  const fs::path tool = s.dir / "opt" / "tool-1.0";
+  write_file(tool / "tool", "#!/bin/sh\ncat '" + (tool / "share" / "data.txt").string() + "'\n", fs::perms::owner_all);
+  write_file(tool / "share" / "data.txt", "tool-data\n");
+  write_file(s.dir / "opt" / "secret.txt", "secret\n");
+  write_file(s.dir / "lib" / "libx.so.1.2", "libx\n");
+  write_file(s.dir / "lib" / "libother.so.1", "other\n");
+  fs::create_directories(s.dir / "bin");
+  fs::create_symlink("../opt/tool-1.0/tool", s.dir / "bin" / "tool");
+  fs::create_symlink("libx.so.1.2", s.dir / "lib" / "libx.so.1");
+  fs::create_symlink("lib", s.dir / "lib64");  // a directory link on the way, as merged /usr's /lib64
+
+  sb::Policy policy = default_policy();
+  sb::add_tool(policy, s.dir / "bin" / "tool");
+  policy.read_only_extra.push_back(s.dir / "lib64" / "libx.so.1");
+  const auto r = inside(fmt::format("'{0}/bin/tool'; readlink '{0}/lib64'; readlink '{0}/lib/libx.so.1'; cat '{0}/lib64/libx.so.1';"
+                                    "cat '{0}/opt/secret.txt' 2>/dev/null || echo secret-hidden; echo lib:[$(ls -A '{0}/lib')]",
+                                    s.dir.string()),
+                        policy);
+  INFO(r.out, r.err);
+  CHECK(r.out == "tool-data\nlib\nlibx.so.1.2\nlibx\nsecret-hidden\nlib:[libx.so.1 libx.so.1.2]\n");
 }
 
 }  // TEST_SUITE("bwrap")

@@ -1,6 +1,7 @@
 // labkit/sandbox.h — the bubblewrap sandbox the harness (student code) runs in (design.md
-// section 5, "Trust"): no network, a read-only system, the kit and the instructor's files
-// hidden, a private /tmp, only the GPU device nodes, rlimits, and nothing left running after it.
+// section 5, "Trust"): no network, an allow-list view of the file system (the harness, what it
+// links, the CUDA driver, nothing else of the host), a private /tmp, only the GPU device nodes,
+// rlimits, and nothing left running after it.
 //
 // Contract
 //   * probe() finds bwrap (the hint alone when one is given; else PATH, then /usr/bin/bwrap) and
@@ -9,20 +10,39 @@
 //     creates new namespace, ...", or the path that is missing) where namespaces are refused:
 //     grading then says so and runs unsandboxed only on an explicit `--sandbox none`;
 //     describe() names what ran, for the report and the JSON.
-//   * command() returns bwrap's full argv: options, "--", argv_inside. Inside the sandbox:
-//       - the host's top-level entries read-only (system and NVIDIA driver libraries wherever
-//         they are, /etc, /opt, /sys), except: an empty read-only tmpfs over each existing
-//         Policy::hide directory (a hidden regular file reads as empty), over /home, /root, /run
-//         (its sockets: docker, dbus), /var/tmp, /mnt, /media and the judge's $HOME (unless that
-//         is / or top-level); a fresh /proc of its own pid namespace; a fresh /dev with null, zero,
-//         full, random, urandom, tty, pts, the gpu_device_nodes() of /dev and a private /dev/shm;
-//         a private /tmp, empty, the working directory. /tmp and /dev/shm are tmpfs (memory) of
+//   * command() returns bwrap's full argv: options, "--", argv_inside. Inside the sandbox, on an
+//     empty root, read-only, only (the allow-list; allow_list() gives its paths):
+//       - Policy::executable at kInsidePath, wherever it is and whatever hides it; its ELF
+//         interpreter and the shared libraries it links, found as the loader finds them
+//         (labkit/elf_deps.h: DT_NEEDED, DT_RPATH/DT_RUNPATH, LD_LIBRARY_PATH, /etc/ld.so.cache,
+//         the default directories; never by running anything). $ORIGIN in the executable's
+//         run path means its host directory when searching, /labkit inside: the kit's harness
+//         links nothing from beside itself.
+//       - argv_inside[0] the same way at its own path, when it is absolute and not kInsidePath
+//         (a wrapper such as compute-sanitizer; its folder comes through read_only_extra).
+//       - the CUDA driver's user-space libraries that the CUDA runtime dlopens: libcuda.so.1 as
+//         the executable's dlopen would find it, the NVIDIA libraries this process has mapped
+//         (/proc/self/maps: the judge has CUDA initialised), the driver's companions beside them
+//         (libnvidia-ptxjitcompiler, -gpucomp, -nvvm, -ml, libcudadebugger, ...) and CUPTI's
+//         (libnvperf_*), with their own dependencies.
+//       - /etc/ld.so.cache and /sys (the driver walks PCI devices, NUMA nodes and CPUs there).
+//       - Policy::read_only_extra at their own paths: a file, or a folder with everything under
+//         it; every ELF file in them comes with its libraries and every script with its #!
+//         interpreter, and symlinks that lead out of a folder are followed (add a tool's whole
+//         install folder, e.g. compute-sanitizer's or ncu's: see add_tool()).
+//       - Every symlink on the way to any of these is recreated (merged /usr's /lib -> usr/lib,
+//         /usr/local/cuda -> cuda-12.4, libcuda.so.1 -> libcuda.so.550.54.15): the path the
+//         loader opens and the real file at its real path both exist inside.
+//       - a fresh /proc of its own pid namespace; a fresh /dev with null, zero, full, random,
+//         urandom, tty, pts, the gpu_device_nodes() of /dev and a private /dev/shm; a private
+//         /tmp, empty, the working directory. /tmp and /dev/shm are tmpfs (memory) of
 //         Policy::tmp_bytes each; nothing else is writable (/, /dev, the hiding tmpfs included).
-//       - Policy::executable at kInsidePath, wherever it is and whatever hides it.
-//       - Policy::read_only_extra at their own paths. Between hides and extras the most specific
-//         path wins: an extra under a hidden directory shows (the CUDA toolkit's lib directory
-//         under a hidden home), a hide under an extra is hidden. An extra under the host's /tmp
-//         shows in the private /tmp.
+//         An extra under the host's /tmp shows in the private /tmp.
+//     Policy::hide (and /home, /root, /run, /var/tmp, /mnt, /media, the judge's $HOME unless
+//     that is / or top-level): never shown. Nothing is bound unless listed above, so a hide only
+//     acts inside a shown folder (an empty read-only tmpfs over a hidden directory; a hidden
+//     regular file reads as empty); a path shown above that is more specific than a hide still
+//     shows (the CUDA toolkit's CUPTI under a hidden home), and at one path shown wins.
 //       - namespaces: network (only `lo`, and nothing listens there), pid, ipc, uts; a new
 //         session (no TIOCSTI into the judge's terminal); no capabilities even when the judge is
 //         root (root with capabilities inside could unmount the hiding tmpfs).
@@ -33,15 +53,15 @@
 //         never LD_PRELOAD.
 //     Relative paths are made absolute and symlinks resolved; paths with spaces are fine (argv,
 //     no shell); hide and extra paths that do not exist are skipped. std::invalid_argument for
-//     an empty argv_inside, a hide of "/", or an executable that is not an existing regular file;
-//     std::logic_error for a probe that is not available. command() reads the environment and
-//     /dev at call time: not safe against a concurrent setenv.
-//   * Still visible, read-only: whatever else the judge's user can read (/etc, /opt, /srv, other
-//     top-level directories such as /work or /scratch): the caller hides the kit, its build
-//     directory, fixtures, data and submissions. The names (never the contents) of hidden paths
-//     show inside in bwrap's command line (/proc/1/cmdline). A judge running as root
-//     (containers, CI) makes the harness uid 0 without capabilities: it can still read visible
-//     root-only files such as /etc/shadow; grade as an unprivileged user where that matters.
+//     an empty argv_inside, a hide or an extra of "/", or an executable that is not an existing
+//     regular file; std::logic_error for a probe that is not available. command() reads the
+//     environment, /dev, /proc/self/maps and the libraries' headers at call time: not safe
+//     against a concurrent setenv.
+//   * Still visible: the names of the libraries and folders shown and of hidden paths inside
+//     shown folders (bwrap's command line, /proc/1/cmdline); /sys and /proc (kernel state,
+//     other users' process names but not their files). A judge running as root (containers,
+//     CI) makes the harness uid 0 without capabilities: it can still read any root-only file
+//     the allow-list shows; grade as an unprivileged user where that matters.
 //   * Processes: bwrap's init is pid 1 inside, the harness pid 2. --die-with-parent ties init to
 //     the outer bwrap, which exits with the harness: the kernel then kills everything left in the
 //     pid namespace (background, setsid, double-forked). It also kills the sandbox when the
@@ -97,8 +117,8 @@ inline constexpr int kSeccompFd = 9;
 
 struct Policy {
   std::filesystem::path executable;                    // bound read-only at kInsidePath
-  std::vector<std::filesystem::path> hide;             // kit, build dir, fixtures, data, submissions
-  std::vector<std::filesystem::path> read_only_extra;  // e.g. the CUDA toolkit's lib dir (libcupti)
+  std::vector<std::filesystem::path> hide;             // never shown: kit, build dir, data, submissions
+  std::vector<std::filesystem::path> read_only_extra;  // files or folders, with what their programs need
   std::uint64_t tmp_bytes = 256ull << 20;              // each of /tmp, /dev/shm; 0: half the RAM
   Limits limits;
   bool lock_cpus = false;                              // seccomp: no sched_setaffinity inside
@@ -123,6 +143,16 @@ Probe probe(const std::filesystem::path& bwrap_hint = {});
 std::vector<std::string> command(const Probe& probe, const Policy& policy,
                                  const std::vector<std::string>& argv_inside);
 
+// The paths the sandbox of command(probe, policy, argv_inside) shows, as seen inside (files,
+// folders, recreated symlinks; kInsidePath among them), sorted. Empty argv_inside: the harness
+// alone. Throws as command() does for a bad policy.
+std::vector<std::filesystem::path> allow_list(const Policy& policy, const std::vector<std::string>& argv_inside = {});
+
+// Shows a tool's whole install folder inside (compute-sanitizer, ncu: they load their own
+// libraries and injection modules from it), with what its programs need: `folder` joins
+// read_only_extra. `folder` may be the tool itself (its directory is taken) or a symlink to it.
+void add_tool(Policy& policy, const std::filesystem::path& folder);
+
 // The NVIDIA device nodes under `dev` that CUDA opens: nvidiactl, nvidia-uvm, nvidia-uvm-tools,
 // nvidia-modeset, nvidia<N> and the nvidia-caps directory; sorted. command() binds these of /dev.
 std::vector<std::filesystem::path> gpu_device_nodes(const std::filesystem::path& dev = "/dev");
@@ -130,9 +160,10 @@ std::vector<std::filesystem::path> gpu_device_nodes(const std::filesystem::path&
 // 0, or the errno of the first setrlimit that failed (the others are still applied).
 int apply_limits(const Limits& limits) noexcept;
 
-// "bubblewrap 0.8.0 (no network, private /tmp, kit hidden)", or "none"; with `cpus` (a
-// CpuPartition::describe()) and whether the affinity is locked, when given.
-std::string describe(Mode mode, const Probe& probe, const std::string& cpus = {});
+// "bubblewrap 0.8.0 (no network, private /tmp, allow-list: 41 paths)" (`shown`: the size of
+// allow_list(); "allow-list" alone when 0), or "none"; with `cpus` (a CpuPartition::describe())
+// and whether the affinity is locked, when given.
+std::string describe(Mode mode, const Probe& probe, const std::string& cpus = {}, std::size_t shown = 0);
 
 // "bubblewrap" or "bwrap", "none"; else std::invalid_argument naming the allowed values.
 Mode parse_mode(const std::string& text);
