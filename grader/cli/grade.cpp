@@ -50,6 +50,7 @@ struct GradeOptions {
   std::vector<std::string> sanitize_tools = sanitizer::kTools;
   std::string sanitizer_path, sanitize_logs;
   int sanitize_batch = 8;
+  std::string contract;  // empty: each lab's own (lab.json "contract")
 };
 
 int expected_exit(Expect expect, const json& r) {
@@ -102,6 +103,7 @@ int run_grade(GradeOptions& o) {
     return exit_code::kUsage;
   }
   judge::Options& jo = o.judge;
+  if (!o.contract.empty()) jo.contract = contract_from_string(o.contract);
   jo.seed_given = !o.seed.empty();
   if (jo.seed_given) {
     try {
@@ -234,6 +236,10 @@ void add_grade(CLI::App& app, int& status) {
   cmd->add_option("--html", o->html, "write the report as a web page (with --all or several labs: a folder, a page per lab)");
   cmd->add_option("--seed", o->seed, "replay a run: the seed its report printed");
   cmd->add_option("--batch", o->judge.batch, "batch size of the grading shapes")->check(CLI::Range(1, 10000));
+  cmd->add_option("--contract", o->contract,
+                  "which correctness cases count: general (every shape) or course (the network's layers at the "
+                  "course's batches; other shapes are warnings); default: the lab's lab.json")
+      ->check(CLI::IsMember({"general", "course"}));
   cmd->add_option("--random-cases", o->judge.random_cases, "fresh random cases")->check(CLI::Range(0, 100));
   cmd->add_flag("--correctness-only", o->judge.correctness_only, "check outputs, skip timing");
   cmd->add_flag("--evidence-only", o->judge.evidence_only, "check the PTX only (no GPU needed)");

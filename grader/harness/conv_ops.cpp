@@ -9,6 +9,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "device_ops.h"
@@ -139,8 +140,22 @@ void poison(std::span<float> out) {
   });
 }
 
-void copy_device(std::span<float> dst, const float* device) {
-  LABKIT_CUDA_CHECK(cudaMemcpy(dst.data(), device, dst.size_bytes(), cudaMemcpyDeviceToHost));
+// The lab's device buffers, as far as they reach (device_ops.h: a null, smaller or freed buffer
+// leaves 0xFF bytes): what the judge compares to explain a wrong output, never a verdict alone.
+void copy_device(std::span<float> dst, const float* device) { copy_device_clamped(dst.data(), dst.size(), device); }
+
+// What an Op Time lab's prolog must leave (a Layer Time lab's pointers are its own business: its
+// layer is judged host to host). The output pointer is where conv_forward_gpu writes, the input
+// pointer where every timed call's fresh input is written in the standard layout; the mask may be
+// anywhere the lab likes (a __constant__ array: *device_mask null or never filled).
+void require_op_buffers(const float* d_out, const float* d_in) {
+  if (!d_out)
+    throw std::invalid_argument("conv_forward_gpu_prolog left *device_output null: an Op Time lab's "
+                                "conv_forward_gpu writes its output into that device buffer");
+  if (!d_in)
+    throw std::invalid_argument("conv_forward_gpu_prolog left *device_input null: an Op Time lab reads its input "
+                                "from that device buffer ([B][C][H][W] float32), where the kit writes each timed "
+                                "call's fresh input");
 }
 
 // A device allocation of a size that changes from call to call, held across the lab's prolog,
@@ -196,12 +211,17 @@ json check(const ConvOps& ops, const json& rq, const Tensors& t) {
   std::optional<activity::Recorder> recorder;
   if (rq.value("record", false)) recorder.emplace();
 
+  // "layer": a Layer Time lab, judged host to host as it is timed: its prolog may already have
+  // produced the output (streams in the prolog), so its device output is not poisoned here.
+  const bool layer = rq.value("layer", false);
   float *d_out = nullptr, *d_in = nullptr, *d_mask = nullptr;
   set_phase("conv_forward_gpu_prolog");
   ops.prolog(out.data(), in.data(), msk.data(), &d_out, &d_in, &d_mask, s);
   set_phase("the kit's poisoning of the output (after prolog)");
-  if (!d_out || !d_in || !d_mask) throw std::invalid_argument("conv_forward_gpu_prolog left a device pointer null");
-  LABKIT_CUDA_CHECK(cudaMemset(d_out, 0xFF, s.output_size() * sizeof(float)));
+  if (!layer) {
+    require_op_buffers(d_out, d_in);
+    poison_device_output(d_out, s.output_size());
+  }
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
   set_phase("the kit's copy of the device input and mask (after prolog)");
   copy_device(t.floats(rq, "dev_in1", s.input_size()), d_in);
@@ -248,9 +268,9 @@ json prepare(const ConvOps& ops, const json& rq, const Tensors& t) {
   if (rq.value("layer", false)) return json::object();  // the layer op runs the prolog under the clock
   set_phase("conv_forward_gpu_prolog");
   ops.prolog(p.out->data(), p.in->data(), p.mask->data(), &p.d_out, &p.d_in, &p.d_mask, s);
-  if (!p.d_out || !p.d_in || !p.d_mask) throw std::invalid_argument("conv_forward_gpu_prolog left a device pointer null");
+  require_op_buffers(p.d_out, p.d_in);
   set_phase("the kit's poisoning of the output (after prolog)");
-  LABKIT_CUDA_CHECK(cudaMemset(p.d_out, 0xFF, s.output_size() * sizeof(float)));
+  poison_device_output(p.d_out, s.output_size());
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
   p.prolog_done = true;
   return json::object();

@@ -8,7 +8,24 @@
 
 namespace labkit::harness {
 
-// Sum of fresh::digest_term over n floats at `device`, synchronously.
+// The bytes from `device` to the end of the device allocation it points into, at most `want`
+// (the driver's cuMemGetAddressRange): a lab's own buffer may be smaller than the kit's layout
+// (fp16: half the bytes), or freed, or not device memory; 0 for null or a pointer the driver
+// does not know. Without the driver entry point (an old driver): `want`.
+std::size_t device_extent(const void* device, std::size_t want);
+
+// The lab's device output poisoned (every byte 0xFF) as far as its allocation reaches, at most n
+// floats, synchronously on the legacy stream; a failure means the buffer holds less and is
+// cleared, not reported. Returns the bytes poisoned.
+std::size_t poison_device_output(float* device, std::size_t n);
+
+// Copies the floats of `device` into dst as far as its allocation reaches; the rest of dst (all
+// of it for null) is left 0xFF bytes, a NaN no copy of real data matches. Returns bytes copied.
+std::size_t copy_device_clamped(float* dst, std::size_t n, const float* device);
+
+// Sum of fresh::digest_term over n floats at `device`, synchronously. A device output whose
+// allocation holds at least 2n but fewer than 4n bytes is read as n halves, each widened to float
+// (a lab's fp16 output buffer: its epilog's exact conversion to float then has the same digest).
 std::uint64_t device_digest(const float* device, std::size_t n);
 // device[i] = fresh::fresh_value(seed, i, lo, hi) for i < n, synchronously.
 void device_fill(float* device, std::size_t n, std::uint64_t seed, float lo, float hi);
@@ -16,7 +33,8 @@ void device_fill(float* device, std::size_t n, std::uint64_t seed, float lo, flo
 void enqueue_fill(float* device, std::size_t n, std::uint64_t seed, float lo, float hi);
 
 // The refill of an Op Time request (conv_ops.cpp, "run"), synchronously on the legacy stream:
-// input[i] = fresh_value(seed, i, lo, hi), then every byte of output 0xFF. The judge times the
+// input[i] = fresh_value(seed, i, lo, hi), then every byte of output 0xFF, each as far as the lab's
+// allocation reaches (device_extent: a smaller buffer is not written past). The judge times the
 // same function on its own buffers (network_case.cpp) to know what a request spends on it.
 void refill(float* input, std::size_t input_n, std::uint64_t seed, float lo, float hi, float* output,
             std::size_t output_n);

@@ -2,10 +2,12 @@
 """Lists the lab folders meson builds a grading executable for (run at configure time).
 
 Usage: discover_labs.py SOURCE_ROOT [--tests]
-Prints one line per lab: role|id|kind|folder|lab.json|timed|ptx|arch (paths relative to
+Prints one line per lab: role|id|kind|folder|lab.json|timed|ptx|arch|sources (paths relative to
 SOURCE_ROOT; timed is "op" or "layer"; ptx is "ptx" when lab.json lists PTX evidence patterns,
 "host" when the technique is only checked at run time, like the streams lab's; arch is "arch" when
-lab.json has "arch_specific": true, else "portable").
+lab.json has "arch_specific": true, else "portable"; sources: the other .cu files beside kernel.cu,
+comma-separated file names, sorted, empty for a lab of one file: a course submission may split its
+kernels over several files, and all of them are the lab).
   labs/NN-name/        role "lab"       (kernel.cu + lab.json + README.md)
   solutions/NN-name/   role "solution"  (kernel.cu; graded with labs/NN-name/lab.json)
   tests/labs/name/     role "test"      (the grader's own test labs, with --tests)
@@ -54,6 +56,16 @@ def folders(root, rel):
                   if os.path.isfile(os.path.join(base, d, "kernel.cu")))
 
 
+def other_sources(root, folder):
+    base = os.path.join(root, folder)
+    names = sorted(f for f in os.listdir(base)
+                   if f.endswith(".cu") and f != "kernel.cu" and os.path.isfile(os.path.join(base, f)))
+    for f in names:
+        if "," in f or "|" in f:
+            fail(f"{folder}/{f}: a source file name may not hold ',' or '|'")
+    return ",".join(names)
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: discover_labs.py SOURCE_ROOT [--tests]")
@@ -68,7 +80,8 @@ def main():
             if role == "solution" and not os.path.isfile(os.path.join(root, lab_json)):
                 fail(f"{folder}/kernel.cu has no lab: {lab_json} is missing")
             kind, timed, ptx, arch = read_spec(root, lab_json)
-            print(f"{role}|{lab_id}|{kind}|{folder}|{lab_json}|{timed}|{ptx}|{arch}")
+            sources = other_sources(root, folder)
+            print(f"{role}|{lab_id}|{kind}|{folder}|{lab_json}|{timed}|{ptx}|{arch}|{sources}")
 
 
 main()

@@ -18,7 +18,8 @@ nlohmann::json to_json(const GradeResult& r) {
   json cases = json::array();
   for (const CaseReport& c : r.cases)
     cases.push_back({{"name", c.name}, {"origin", c.origin}, {"shape", c.shape}, {"passed", c.passed},
-                     {"outcome", c.outcome}, {"detail", c.detail}, {"worst", c.worst}});
+                     {"outcome", c.outcome}, {"detail", c.detail}, {"worst", c.worst},
+                     {"counts", !c.warning_only}});
   json phases = json::array();
   for (const auto& [name, seconds] : r.phases) phases.push_back({{"phase", name}, {"seconds", seconds}});
   json timing = json::array();
@@ -79,6 +80,7 @@ nlohmann::json to_json(const GradeResult& r) {
       {"message", r.message},
       {"hint", r.hint},
       {"tolerance", r.tolerance},
+      {"contract", {{"name", r.contract}, {"note", r.contract_note}}},
       {"cases", cases},
       {"timing", {{"measured", r.timed}, {"shapes", timing}, {"speedup", r.speedup},
                   {"speedup_low", r.speedup_low}, {"speedup_high", r.speedup_high}, {"speedup_of", r.speedup_of},

@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 
@@ -63,17 +64,19 @@ void finish_verdict(const LabSpec& spec, GradeResult& r) {
                    : fmt::format("Replay exactly this run with --seed {}, and trace the first wrong element by hand.", r.seed);
     return;
   }
-  const std::size_t n = r.cases.size();
+  const std::size_t n = std::count_if(r.cases.begin(), r.cases.end(), [](const CaseReport& c) { return !c.warning_only; });
   if (!r.evidence.ok || !host_ok) {
     r.verdict = verdict::kMissingEvidence;
     r.message = fmt::format("Correct on all {} cases, but the technique of this lab is not in the code (see "
                             "Evidence): the speedup earns no points without it.", n);
+    if (!r.contract_note.empty()) r.message += " " + r.contract_note;
     r.hint = !spec.hint_evidence.empty() ? spec.hint_evidence : "Apply the technique the handout describes.";
   } else {
     r.verdict = verdict::kPassed;
     r.message = r.timed ? fmt::format("Correct on all {} cases; speedup {:.2f}x over the baseline (target {:.2f}x); "
                                       "{:.2f} of {:g} points.", n, r.speedup, spec.target_speedup, r.score.total, r.score.max)
                         : fmt::format("Correct on all {} cases (speed not measured).", n);
+    if (!r.contract_note.empty()) r.message += " " + r.contract_note;
     if (r.score.total + 1e-9 < r.score.max)
       r.hint = !spec.hint_performance.empty() ? spec.hint_performance
                                               : "Profile the kernel (Nsight Compute) to see what limits it.";
@@ -164,6 +167,8 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   LabSpec spec = load_lab_spec(lab.lab_json, lab.id);
   Options resolved = opt;  // the grading batch: --batch, else the lab's
   if (resolved.batch <= 0) resolved.batch = spec.batch;
+  if (!resolved.contract) resolved.contract = spec.contract;  // --contract, else the lab's
+  r.contract = to_string(*resolved.contract);
   r.batch = resolved.batch;
   r.title = spec.title;
   r.kind = to_string(spec.kind);

@@ -59,10 +59,13 @@ constexpr std::pair<const char*, TimedRegion> kRegions[] = {{"op", TimedRegion::
 constexpr std::pair<const char*, HostEvidence> kHostEvidence[] = {
     {"streams", HostEvidence::streams}, {"no_extra_memory", HostEvidence::no_extra_memory}};
 
+constexpr std::pair<const char*, Contract> kContracts[] = {{"general", Contract::general},
+                                                           {"course", Contract::course}};
+
 const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision", "timed",
                                      "target_speedup", "targets_by_gpu", "correctness_share", "evidence",
                                      "host_evidence", "hints", "map", "network_accuracy", "batch",
-                                     "speedup_of", "tiers", "arch_specific"};
+                                     "speedup_of", "tiers", "arch_specific", "contract"};
 
 }  // namespace
 
@@ -202,6 +205,10 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
   if (root.contains("arch_specific")) {
     if (!root.at("arch_specific").is_boolean()) r.fail("\"arch_specific\" must be true or false");
     s.arch_specific = root.at("arch_specific").get<bool>();
+  }
+  if (root.contains("contract")) {
+    if (s.kind != LabKind::conv) r.fail("\"contract\" is only allowed when \"kind\" is \"conv\"");
+    s.contract = r.choice("contract", kContracts);
   }
   if (root.contains("tiers")) {
     const json& t = root.at("tiers");

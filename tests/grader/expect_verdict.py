@@ -7,6 +7,10 @@ checks:
   --verdict-in V,W       any of these verdicts
   --speedup-max X        the geometric-mean speedup is at most X (a cheat earned no speed)
   --outcome TEXT         some failing case's outcome contains TEXT
+  --contract NAME        the result was graded under this correctness contract (general, course)
+  --warning TEXT         some failing case that does not count (a warning of the course contract)
+                         has an outcome containing TEXT (repeatable)
+  --no-warning           no case is a failing warning
   --text TEXT            the message, hint, a case's detail or a sanitizer finding contains TEXT
                          (repeatable: each must be found)
   --speedup-contains X   the geometric-mean speedup interval, widened by the printed precision
@@ -165,6 +169,9 @@ def main():
     ap.add_argument("--verdict-in", help="comma-separated verdicts, any of which is right")
     ap.add_argument("--speedup-max", type=float, help="the speedup must not exceed this (a cheat earned nothing)")
     ap.add_argument("--outcome")
+    ap.add_argument("--contract")
+    ap.add_argument("--warning", action="append", default=[])
+    ap.add_argument("--no-warning", action="store_true")
     ap.add_argument("--text", action="append", default=[])
     ap.add_argument("--speedup-contains", type=float)
     ap.add_argument("--twice", action="store_true")
@@ -235,6 +242,14 @@ def main():
     cases = r.get("cases", [])
     if a.outcome and not any(a.outcome in c.get("outcome", "") for c in cases if not c.get("passed")):
         failures.append(f"no failing case with outcome containing {a.outcome!r}")
+    if a.contract and r.get("contract", {}).get("name") != a.contract:
+        failures.append(f"graded under contract {r.get('contract', {}).get('name')!r}, expected {a.contract!r}")
+    warnings = [c for c in cases if not c.get("passed") and not c.get("counts", True)]
+    for text in a.warning:
+        if not any(text in c.get("outcome", "") for c in warnings):
+            failures.append(f"no warning (a failing case that does not count) with outcome containing {text!r}")
+    if a.no_warning and warnings:
+        failures.append(f"{len(warnings)} warning(s), expected none: first {warnings[0].get('name')!r}")
     texts = [r.get("message", ""), r.get("hint", "")] + [c.get("detail", "") for c in cases]
     texts.append(json.dumps(r.get("sanitizer", {})))
     for text in a.text:

@@ -59,6 +59,9 @@ struct CaseReport {
   std::string outcome; // check::to_string(Outcome) or what stopped the case
   std::string detail;  // check::Result::describe(), several lines
   double worst = 0;    // worst |err| / allowed
+  // Under the "course" contract (labkit/contract.h) a general shape's failure is a warning: shown,
+  // not counted.
+  bool warning_only = false;
 };
 
 struct ShapeTiming {
@@ -124,6 +127,8 @@ struct GradeResult {
   std::string message;  // one paragraph: what happened
   std::string hint;     // what to do next
   std::string tolerance;
+  std::string contract = "general";  // which cases count (labkit/contract.h)
+  std::string contract_note;         // under "course": the general shapes that fail, and why
   std::vector<CaseReport> cases;
   std::vector<ShapeTiming> timing;
   bool timed = false;

@@ -15,9 +15,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "labkit/contract.h"
 #include "labkit/grade_result.h"
 #include "labkit/pair_timing.h"
 #include "labkit/sandbox.h"
@@ -50,6 +52,7 @@ struct Options {
   std::vector<std::string> hide;         // folders the lab must not see (kit, build, fixtures, data)
   std::vector<std::string> wrapper;      // e.g. compute-sanitizer and its options (labkit grade --sanitize)
   bool under_sanitizer = false;          // correctness cases only, no CUPTI, no network run
+  std::optional<Contract> contract;      // --contract; unset: the lab's (lab.json "contract")
 };
 
 GradeResult judge_lab(const LabUnderTest& lab, const Options& options);

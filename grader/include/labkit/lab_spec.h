@@ -35,6 +35,8 @@
 //       tiers              optional: ascending speedups above 1, the last equal to target_speedup;
 //                          the performance part is paid per tier reached (labkit/score.h). A tiered
 //                          lab has no targets_by_gpu: its tiers are the same on every GPU
+//       contract           optional, conv labs: "general" (default) or "course": the shapes whose
+//                          correctness counts (labkit/contract.h); `labkit grade --contract` overrides it
 //   * load() throws LabSpecError with one line naming the file, the key and what was expected.
 //     Unknown keys are errors too: a typo ("target_speedups") must not silently fall back.
 #pragma once
@@ -45,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "labkit/contract.h"
 #include "labkit/evidence.h"
 
 namespace labkit {
@@ -116,6 +119,7 @@ struct LabSpec {
   // compute capability 9.0, its harness also embeds sm_90a code (grader/harness/meson.build, which
   // reads the key at configure time through discover_labs.py).
   bool arch_specific = false;
+  Contract contract = Contract::general;  // "contract": which correctness cases count
 
   // The calibrated target of `gpu` (exact name), else target_speedup.
   ChosenTarget target_for(const std::string& gpu) const;
