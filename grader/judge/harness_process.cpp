@@ -129,7 +129,10 @@ bool HarnessProcess::exited_now(Ending& how) {
 
 void HarnessProcess::kill() {
   if (pid_ > 0) ::kill(-pid_, SIGKILL);
-  if (pid_ > 0 && !reaped_) ::kill(pid_, SIGKILL);
+  if (pid_ > 0 && !reaped_) {
+    killed_ = true;
+    ::kill(pid_, SIGKILL);
+  }
 }
 
 HarnessProcess::Ending HarnessProcess::wait() {

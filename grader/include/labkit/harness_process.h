@@ -53,12 +53,14 @@ class HarnessProcess {
   void kill();
   Ending wait();
   pid_t pid() const { return pid_; }
+  bool killed() const { return killed_; }  // kill() came before the child ended
   std::string log() const;
 
  private:
   void drain();
   pid_t pid_ = -1;
   bool reaped_ = false;
+  bool killed_ = false;
   Ending ending_;
   int out_fd_ = -1, err_fd_ = -1;
   std::thread drainer_;
