@@ -191,7 +191,7 @@ int run_grade(GradeOptions& o) {
     } else {
       if (!o.json) fmt::print(stderr, "grading {} ({}) ...\n", lab.id, lab.role);
       r = grade_one(lab, jo);
-      if (o.quick && !jo.evidence_only) {
+      if (o.quick && device && !jo.evidence_only) {
         memory_check_skipped(r, "--quick");
         r["message"] = r.value("message", "") + "\nMemory check skipped (--quick): grade without --quick before you submit.";
       } else if (memory && needs_memory_check(r)) {
@@ -200,6 +200,7 @@ int run_grade(GradeOptions& o) {
         } catch (const std::exception& e) {
           r["verdict"] = verdict::kKitError;
           r["message"] = fmt::format("The kit failed in the memory check of {}: {}", lab.id, e.what());
+          if (r.contains("score") && r["score"].is_object()) r["score"]["total"] = 0;
         }
       } else if (memory) {
         memory_check_skipped(r, fmt::format("not needed: the verdict is {}", r.value("verdict", "")));
