@@ -34,3 +34,22 @@ TEST_CASE("a result's JSON gives a readable report and a valid Gradescope file")
   CHECK(labkit::verdict::exit_code("timeout") == 1);
   CHECK(labkit::verdict::exit_code("no-device") == 77);
 }
+
+TEST_CASE("the memory check's section: skipped, clean, or the tool's finding with how the tool ended") {
+  labkit::GradeResult r;
+  r.id = "03-tiling";
+  r.verdict = labkit::verdict::kPassed;
+  nlohmann::json j = labkit::to_json(r);
+  j["sanitizer"] = {{"check", "memory"}, {"skipped", "--quick"}};
+  CHECK(labkit::format_text(j).find("Memory check: skipped (--quick)") != std::string::npos);
+
+  j["sanitizer"] = {{"check", "memory"}, {"batch", 1}, {"seconds", 2.5},
+                    {"tools", {{{"tool", "memcheck"}, {"completed", true}, {"errors", 0}, {"findings", nlohmann::json::array()},
+                                {"seconds", 1.0}, {"status", "exited with code 0"}, {"verdict", "clean"}},
+                               {{"tool", "racecheck"}, {"completed", false}, {"errors", 0}, {"findings", nlohmann::json::array()},
+                                {"seconds", 1.5}, {"status", "was killed by SIGKILL"}, {"verdict", "protocol-error"}}}}};
+  const std::string text = labkit::format_text(j);
+  CHECK(text.find("Memory check (compute-sanitizer in the sandbox") != std::string::npos);
+  CHECK(text.find("memcheck   no errors (1.0 s)") != std::string::npos);
+  CHECK(text.find("racecheck  protocol-error (compute-sanitizer was killed by SIGKILL) (1.5 s)") != std::string::npos);
+}
