@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "lab_process.h"
+#include "memory_check.h"
 #include "labkit/cuda_check.h"
 #include "labkit/exit_codes.h"
 #include "labkit/grade_result.h"
@@ -34,6 +35,10 @@ namespace {
 
 using nlohmann::json;
 
+// The grading shapes' batch in the memory check: the smallest (the fixtures hold the same shapes
+// at batch 2); under racecheck a kernel runs 10-100x slower (docs/grading.md, "The memory check").
+constexpr int kMemoryCheckBatch = 1;
+
 // Kit self-tests (meson's suites) ask for an outcome instead of the natural verdict.
 enum class Expect { verdict, full_marks, zero, missing_evidence };
 
@@ -47,6 +52,7 @@ struct GradeOptions {
   std::string seed;
   Expect expect = Expect::verdict;
   bool sanitize = false;
+  bool quick = false;  // no memory check
   std::vector<std::string> sanitize_tools = sanitizer::kTools;
   std::string sanitizer_path, sanitize_logs;
   int sanitize_batch = 8;
@@ -145,6 +151,27 @@ int run_grade(GradeOptions& o) {
     san.keep_logs = o.sanitize_logs;
   }
 
+  // The memory check of every grade (memory_check.h): compute-sanitizer in the lab's sandbox.
+  const bool memory = device && !jo.evidence_only && !o.sanitize && !o.quick;
+  MemoryCheckOptions mem;
+  if (memory) {
+    mem.sanitizer = find_tool("compute-sanitizer", o.sanitizer_path);
+    if (mem.sanitizer.empty()) {
+      fmt::print(stderr,
+                 "labkit grade: {}: every grade checks memory safety with it (it ships with the CUDA toolkit). Install "
+                 "it, name it with --compute-sanitizer PATH, or grade without the check: --quick\n",
+                 o.sanitizer_path.empty() ? "compute-sanitizer not found on PATH or in " LABKIT_CUDA_ROOT "/bin"
+                                          : o.sanitizer_path + " is not an executable");
+      return exit_code::kKitError;
+    }
+    mem.judge = jo;
+    mem.batch = kMemoryCheckBatch;
+    mem.timeout_s = std::min(jo.timeout_s, 300.0);
+    mem.progress = !o.json;
+    mem.keep_logs = o.sanitize_logs;
+    mem.grade = [](const LabEntry& lab, const judge::Options& so) { return grade_one(lab, so); };
+  }
+
   std::vector<json> results;
   for (const LabEntry& lab : selected) {
     json r;
@@ -166,6 +193,20 @@ int run_grade(GradeOptions& o) {
     } else {
       if (!o.json) fmt::print(stderr, "grading {} ({}) ...\n", lab.id, lab.role);
       r = grade_one(lab, jo);
+      if (o.quick && device && !jo.evidence_only) {
+        memory_check_skipped(r, "--quick");
+        r["message"] = r.value("message", "") + "\nMemory check skipped (--quick): grade without --quick before you submit.";
+      } else if (memory && needs_memory_check(r)) {
+        try {
+          memory_check(lab, r, mem);
+        } catch (const std::exception& e) {
+          r["verdict"] = verdict::kKitError;
+          r["message"] = fmt::format("The kit failed in the memory check of {}: {}", lab.id, e.what());
+          if (r.contains("score") && r["score"].is_object()) r["score"]["total"] = 0;
+        }
+      } else if (memory) {
+        memory_check_skipped(r, fmt::format("not needed: the verdict is {}", r.value("verdict", "")));
+      }
     }
     r["exit_code"] = expected_exit(o.expect, r);
     if (!o.json) fmt::print("{}\n", format_text(r, isatty(STDOUT_FILENO)));
@@ -257,15 +298,19 @@ void add_grade(CLI::App& app, int& status) {
                                         {"zero", Expect::zero}, {"missing-evidence", Expect::missing_evidence}};
   cmd->add_option("--expect", o->expect, "kit self-tests: exit 0 when the result is this")
       ->transform(CLI::CheckedTransformer(expects, CLI::ignore_case));
+  cmd->add_flag("--quick", o->quick,
+                "skip the memory check every grade runs (compute-sanitizer on the small correctness cases): for "
+                "iterating; the report says it was skipped");
   cmd->add_flag("--sanitize", o->sanitize,
-                "run the correctness cases under compute-sanitizer (memcheck, racecheck, synccheck, initcheck)");
+                "instead of grading: the correctness cases under four compute-sanitizer tools (memcheck, racecheck, "
+                "synccheck, initcheck), outside the sandbox, every finding listed");
   cmd->add_option("--sanitize-tools", o->sanitize_tools, "the compute-sanitizer tools --sanitize runs")
       ->delimiter(',')
       ->check(CLI::IsMember(sanitizer::kTools));
   cmd->add_option("--sanitize-batch", o->sanitize_batch, "batch of the grading shapes under --sanitize")
       ->check(CLI::Range(1, 1000));
-  cmd->add_option("--compute-sanitizer", o->sanitizer_path, "the compute-sanitizer program to use");
-  cmd->add_option("--sanitize-logs", o->sanitize_logs, "keep compute-sanitizer's own logs in this folder");
+  cmd->add_option("--compute-sanitizer", o->sanitizer_path, "the compute-sanitizer program (memory check and --sanitize)");
+  cmd->add_option("--sanitize-logs", o->sanitize_logs, "keep compute-sanitizer's own logs in this folder (memory check and --sanitize)");
   cmd->callback([o, &status] {
     try {
       status = run_grade(*o);

@@ -11,15 +11,11 @@
 #include "labkit_config.h"
 
 namespace labkit::cli {
-namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// compute-sanitizer's exit status when it found errors (ours: the lab's own statuses are 0/1/77/99).
-constexpr int kFoundErrors = 86;
-
-json to_json(const sanitizer::Report& r, double seconds) {
+json report_json(const sanitizer::Report& r, double seconds) {
   json findings = json::array();
   for (const sanitizer::Finding& f : r.findings) {
     json detail = json::array();
@@ -34,8 +30,6 @@ json to_json(const sanitizer::Report& r, double seconds) {
           {"seconds", seconds}};
 }
 
-}  // namespace
-
 json run_sanitized(const LabEntry& lab, const SanitizeOptions& o) {
   const ScratchDir scratch("sanitize");
   const fs::path& dir = scratch.path();
@@ -47,7 +41,7 @@ json run_sanitized(const LabEntry& lab, const SanitizeOptions& o) {
     if (o.progress) fmt::print(stderr, "  compute-sanitizer --tool {} ...\n", tool);
     const fs::path log = dir / (tool + ".log");
     const std::vector<std::string> wrapper{o.sanitizer.string(), "--tool", tool, "--log-file", log.string(),
-                                           "--error-exitcode", std::to_string(kFoundErrors), "--print-limit", "100",
+                                           "--error-exitcode", std::to_string(sanitizer::kFoundErrors), "--print-limit", "100",
                                            "--show-backtrace", "device"};
     const auto t0 = std::chrono::steady_clock::now();
     json r = o.grade(wrapper);
@@ -58,7 +52,7 @@ json run_sanitized(const LabEntry& lab, const SanitizeOptions& o) {
       std::error_code ec;
       fs::copy_file(log, o.keep_logs / fmt::format("{}-{}.log", lab.id, tool), fs::copy_options::overwrite_existing, ec);
     }
-    tools.push_back(to_json(rep, seconds));
+    tools.push_back(report_json(rep, seconds));
     if (!rep.completed) failed_to_run.push_back(fmt::format("{}: {}", tool, rep.problem));
     errors += rep.errors;
     if (base.is_null() || (base.value("verdict", "") == verdict::kPassed && r.value("verdict", "") != verdict::kPassed))

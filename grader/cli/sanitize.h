@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "labkit/sanitizer.h"
 #include "registry.h"
 
 namespace labkit::cli {
@@ -25,8 +26,11 @@ struct SanitizeOptions {
   std::filesystem::path keep_logs;  // when set: the sanitizer's logs are kept here, <lab>-<tool>.log
 };
 
-// The lab's result (labkit/grade_result.h JSON) with a "sanitizer" object added. Returns a result
-// with "cancelled": true when `cancel` became true.
+// The lab's result (labkit/grade_result.h JSON) with a "sanitizer" object added.
 nlohmann::json run_sanitized(const LabEntry& lab, const SanitizeOptions& o);
+
+// One tool's log as the report shows it (memory_check.h too): its findings with paths relative to
+// the kit, each with what it means, and the seconds the run took.
+nlohmann::json report_json(const sanitizer::Report& r, double seconds);
 
 }  // namespace labkit::cli

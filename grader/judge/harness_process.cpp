@@ -129,7 +129,10 @@ bool HarnessProcess::exited_now(Ending& how) {
 
 void HarnessProcess::kill() {
   if (pid_ > 0) ::kill(-pid_, SIGKILL);
-  if (pid_ > 0 && !reaped_) ::kill(pid_, SIGKILL);
+  if (pid_ > 0 && !reaped_) {
+    killed_ = true;
+    ::kill(pid_, SIGKILL);
+  }
   // Stopped members outside the group (setsid, without a sandbox whose end would take them).
   process_set::signal_all(stopped_, SIGKILL);
   stopped_.clear();

@@ -143,6 +143,8 @@ SessionOptions Context::kit_session(const std::string& kind) const {
   so.policy.limits.cpus = kit_cpus;
   so.policy.lock_cpus = false;  // trusted code
   so.trusted = true;
+  so.wrapper.clear();  // never under the lab's sanitizer, never with its log pipe
+  so.extra_fds.clear();
   return so;
 }
 
@@ -231,6 +233,9 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
       // A missing harness: the session's start says so, as a verdict.
     }
   }
+  for (const std::string& x : opt.show) ctx.session.policy.read_only_extra.push_back(x);
+  ctx.session.extra_fds = opt.extra_fds;
+  ctx.session.close_wait_s = opt.close_wait_s;
   ctx.session.startup_s = std::min(60.0, opt.timeout_s);
   ctx.session.deadline = start + std::chrono::milliseconds(static_cast<long long>(opt.timeout_s * 1000));
   r.verdict.clear();  // empty = correct so far; the grading steps set a failure
@@ -254,6 +259,7 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   }
   if (ctx.harness) {
     ctx.harness->close();
+    if (opt.session_end) *opt.session_end = ctx.harness->end();
     r.log = ctx.earlier_logs + ctx.harness->log();
   } else {
     r.log = ctx.earlier_logs;

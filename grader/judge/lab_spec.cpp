@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -65,7 +66,7 @@ constexpr std::pair<const char*, Contract> kContracts[] = {{"general", Contract:
 const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision", "timed",
                                      "target_speedup", "targets_by_gpu", "correctness_share", "evidence",
                                      "host_evidence", "hints", "map", "network_accuracy", "batch",
-                                     "speedup_of", "tiers", "arch_specific", "contract"};
+                                     "speedup_of", "tiers", "arch_specific", "contract", "sanitize"};
 
 }  // namespace
 
@@ -209,6 +210,20 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
   if (root.contains("contract")) {
     if (s.kind != LabKind::conv) r.fail("\"contract\" is only allowed when \"kind\" is \"conv\"");
     s.contract = r.choice("contract", kContracts);
+  if (root.contains("sanitize")) {
+    // The compute-sanitizer tools of the memory check in every grade (labkit grade): memcheck by
+    // default, racecheck too where the technique is shared memory; [] turns the check off.
+    static const std::set<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};
+    const json& t = root.at("sanitize");
+    if (!t.is_array()) r.fail("\"sanitize\" must be an array of compute-sanitizer tools (memcheck, racecheck, synccheck, initcheck)");
+    s.sanitize.clear();
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (!t[i].is_string() || !tools.contains(t[i].get<std::string>()))
+        r.fail(fmt::format("sanitize[{}] is {}: expected one of memcheck, racecheck, synccheck, initcheck", i, t[i].dump()));
+      if (std::find(s.sanitize.begin(), s.sanitize.end(), t[i].get<std::string>()) != s.sanitize.end())
+        r.fail(fmt::format("sanitize[{}]: \"{}\" is named twice", i, t[i].get<std::string>()));
+      s.sanitize.push_back(t[i].get<std::string>());
+    }
   }
   if (root.contains("tiers")) {
     const json& t = root.at("tiers");

@@ -138,16 +138,30 @@ void evidence(std::string& out, const json& r) {
                        str(h, "name"), str(h, "detail"));
 }
 
-// `labkit grade --sanitize`: one line per tool, then its first findings with their lines.
+// `labkit grade --sanitize`, and the memory check of every grade (grader/cli/memory_check.h): one
+// line per tool, then its first findings with their lines; or why the memory check did not run.
 void sanitizer(std::string& out, const json& r) {
   const json& s = sub(r, "sanitizer");
+  const bool memory = str(s, "check") == "memory";
+  if (memory && !str(s, "skipped").empty()) {
+    out += fmt::format("\nMemory check: skipped ({})\n", str(s, "skipped"));
+    return;
+  }
   const json& tools = list(s, "tools");
   if (tools.empty()) return;
-  out += fmt::format("\nSanitizer (compute-sanitizer on the correctness cases, grading shapes at batch {})\n",
-                     s.value("batch", 0));
+  if (memory)
+    out += fmt::format("\nMemory check (compute-sanitizer in the sandbox on the small correctness cases, grading "
+                       "shapes at batch {}; {:.1f} s)\n", s.value("batch", 0), num(s, "seconds"));
+  else
+    out += fmt::format("\nSanitizer (compute-sanitizer on the correctness cases, grading shapes at batch {})\n",
+                       s.value("batch", 0));
   for (const json& t : tools) {
     const int errors = t.value("errors", 0);
-    const std::string status = !t.value("completed", false) ? "did not run: " + str(t, "problem")
+    // The memory check decides on the tool's exit status (its "verdict"), not on the log's count.
+    const std::string verdict = str(t, "verdict");
+    const std::string status = memory && verdict == "clean" ? "no errors"
+                               : memory && errors == 0     ? fmt::format("{} (compute-sanitizer {})", verdict, str(t, "status"))
+                               : !t.value("completed", false) ? "did not run: " + str(t, "problem")
                                : errors == 0               ? "no errors"
                                                            : fmt::format("{} error{}", errors, errors == 1 ? "" : "s");
     out += fmt::format("  {:<10} {} ({:.1f} s)\n", str(t, "tool"), status, num(t, "seconds"));

@@ -107,6 +107,7 @@ void Session::launch() {
   }
   std::vector<HarnessProcess::ChildFd> fds = {
       {req[0], wire::kRequestFd}, {rep[1], wire::kReplyFd}, {tensors_.fd(), wire::kTensorFd}};
+  fds.insert(fds.end(), o_.extra_fds.begin(), o_.extra_fds.end());
   int program = -1;  // the CPU lock's seccomp program, read by bwrap (labkit/sandbox.h)
   if (o_.sandbox == sandbox::Mode::bubblewrap && o_.policy.lock_cpus && o_.probe.seccomp) {
     program = sandbox::seccomp_program();
@@ -115,6 +116,7 @@ void Session::launch() {
     fds.push_back({program, sandbox::kSeccompFd});
   }
   process_.start(argv, fds, o_.policy.limits);
+  end_ = {true, false, false, {}};
   if (program >= 0) ::close(program);
   ::close(req[0]);
   ::close(rep[1]);
@@ -174,12 +176,9 @@ void Session::ended(const std::string& what) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  how = as_ended(how);
+  end_ = {true, !process_.killed(), false, how};
   open_ = false;
-  // bubblewrap reports a harness killed by signal N as its own exit code 128 + N.
-  if (how.exited && o_.sandbox == sandbox::Mode::bubblewrap && how.exit_code > 128 && how.exit_code < 128 + 65) {
-    how.exited = false;
-    how.signal = how.exit_code - 128;
-  }
   if (!how.exited) {
     const bool segv = how.signal == SIGSEGV || how.signal == SIGBUS;
     const char* hint = segv ? verdict::kHostSegfaultHint
@@ -317,11 +316,23 @@ void Session::close() {
   resume();
   wire::write_frame(request_fd_, wire::Type::bye, ++seq_, "");
   HarnessProcess::Ending how;
-  const auto until = Clock::now() + std::chrono::seconds(5);
-  while (!process_.exited_now(how) && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const auto until = Clock::now() + std::chrono::milliseconds(long(o_.close_wait_s * 1000));
+  bool done = false;
+  while (!(done = process_.exited_now(how)) && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   process_.kill();
-  process_.wait();
+  const HarnessProcess::Ending killed = process_.wait();
+  // A process the judge killed earlier (a timeout, a broken frame) did not end by itself.
+  end_ = {true, done && !process_.killed(), true, as_ended(done ? how : killed)};
   open_ = false;
+}
+
+HarnessProcess::Ending Session::as_ended(HarnessProcess::Ending how) const {
+  // bubblewrap reports a harness killed by signal N as its own exit code 128 + N.
+  if (how.exited && o_.sandbox == sandbox::Mode::bubblewrap && how.exit_code > 128 && how.exit_code < 128 + 65) {
+    how.exited = false;
+    how.signal = how.exit_code - 128;
+  }
+  return how;
 }
 
 double number(const json& reply, const char* key, double lo, double hi) {

@@ -75,7 +75,8 @@ std::string pick_location(const Finding& f, std::string_view prefer) {
 
 Report parse_log(const std::string& tool, std::string_view log, std::string_view prefer_source,
                  std::size_t max_findings) {
-  Report r{tool, false, 0, 0, {}, {}};
+  Report r;
+  r.tool = tool;
   std::vector<Finding> all;
   bool in_host_trace = false;
   std::vector<std::string> head_lines;
@@ -85,8 +86,13 @@ Report parse_log(const std::string& tool, std::string_view log, std::string_view
     if (end == std::string_view::npos) end = log.size();
     std::string_view line = log.substr(pos, end - pos);
     pos = end + 1;
-    if (!line.starts_with(kPrefix)) continue;  // the program's own output, if it shared the log
-    std::string_view body = line.substr(kPrefix.size());
+    // Unanchored: the lab's process can write into the log (it inherits the tool's log fd), and
+    // junk it wrote without a newline must not hide the tool's line after it. The tool's own
+    // prefix is the last one on the line (its text never holds one; in a longer run of '=', the
+    // run's last nine).
+    const std::size_t at = line.rfind(kPrefix);
+    if (at == std::string_view::npos) continue;  // the program's own output, if it shared the log
+    std::string_view body = line.substr(at + kPrefix.size());
     if (body.starts_with(" ")) body.remove_prefix(1);
     if (head_lines.size() < 4 && !trim(body).empty()) head_lines.push_back(trim(body));
     const std::string text = trim(body);
@@ -97,20 +103,24 @@ Report parse_log(const std::string& tool, std::string_view log, std::string_view
     const bool indented = body.starts_with(" ") || body.starts_with("\t");
     if (!indented) {
       in_host_trace = false;
+      // Several summaries: only the lab's process writes a second one, and it never lowers the count.
       if (text.starts_with("ERROR SUMMARY:")) {
         r.completed = true;
-        r.errors = std::atoi(text.c_str() + std::string_view("ERROR SUMMARY:").size());
+        r.errors = std::max(r.errors, std::atoi(text.c_str() + std::string_view("ERROR SUMMARY:").size()));
         continue;
       }
       // racecheck ends with its own summary: "RACECHECK SUMMARY: 12 hazards displayed (12 errors, 0 warnings)".
       if (text.starts_with("RACECHECK SUMMARY:")) {
         r.completed = true;
         const std::size_t open = text.find('(');
-        r.errors = open == std::string::npos ? 0 : std::atoi(text.c_str() + open + 1);
+        r.errors = std::max(r.errors, open == std::string::npos ? 0 : std::atoi(text.c_str() + open + 1));
         continue;
       }
-      if (starts_with_any(text, {"COMPUTE-SANITIZER", "LEAK SUMMARY", "Target application returned"}))
+      if (text.starts_with("COMPUTE-SANITIZER")) {
+        r.banner = true;
         continue;
+      }
+      if (starts_with_any(text, {"LEAK SUMMARY", "Target application returned"})) continue;
       all.push_back({text, {}, {}});
       continue;
     }
@@ -126,6 +136,7 @@ Report parse_log(const std::string& tool, std::string_view log, std::string_view
     f.headline = tidy(f.headline, prefer_source);
     for (std::string& d : f.detail) d = tidy(d, prefer_source);
     f.location = pick_location(f, prefer_source);
+    if (is_out_of_bounds(f) && r.out_of_bounds++ == 0) r.first_out_of_bounds = f;
     if (r.findings.size() < max_findings) r.findings.push_back(std::move(f));
   }
   if (!r.completed) {
@@ -133,6 +144,18 @@ Report parse_log(const std::string& tool, std::string_view log, std::string_view
     if (r.problem.empty()) r.problem = "compute-sanitizer wrote no log";
   }
   return r;
+}
+
+bool is_out_of_bounds(const Finding& f) {
+  const std::string& h = f.headline;
+  if (!(h.starts_with("Invalid __global__") || h.starts_with("Invalid __shared__") || h.starts_with("Invalid __local__") ||
+        h.starts_with("Out-of-range")))
+    return false;
+  // memcheck names a misaligned access the same way: an address the right size away from
+  // alignment, not past a buffer.
+  if (h.find("isaligned") != std::string::npos) return false;
+  return std::none_of(f.detail.begin(), f.detail.end(),
+                      [](const std::string& d) { return d.find("isaligned") != std::string::npos; });
 }
 
 std::string explain(const Finding& f) {

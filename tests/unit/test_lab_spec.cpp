@@ -95,6 +95,19 @@ TEST_CASE("arch_specific: off unless lab.json says true") {
             .find("\"arch_specific\" must be true or false") != std::string::npos);
 }
 
+TEST_CASE("sanitize: memcheck unless lab.json names the tools; unknown or repeated tools are errors") {
+  CHECK(labkit::load_lab_spec(write(kGood)).sanitize == std::vector<std::string>{"memcheck"});
+  const auto with = [](const std::string& tools) {
+    return replace(kGood, "\"timed\": \"op\",", "\"timed\": \"op\", \"sanitize\": " + tools + ",");
+  };
+  CHECK(labkit::load_lab_spec(write(with(R"(["memcheck", "racecheck"])"))).sanitize ==
+        std::vector<std::string>{"memcheck", "racecheck"});
+  CHECK(labkit::load_lab_spec(write(with("[]"))).sanitize.empty());
+  CHECK(error_of(with(R"(["memcheck", "leakcheck"])")).find("sanitize[1]") != std::string::npos);
+  CHECK(error_of(with(R"(["racecheck", "racecheck"])")).find("named twice") != std::string::npos);
+  CHECK(error_of(with(R"("memcheck")")).find("must be an array") != std::string::npos);
+}
+
 TEST_CASE("targets_by_gpu: the target of the GPU model grading, else the default, and why") {
   const auto spec = labkit::load_lab_spec(write(replace(kGood, R"("target_speedup": 1.8,)",
       R"("target_speedup": 1.8, "targets_by_gpu": {

@@ -62,4 +62,22 @@ TEST_CASE("the Timing section says the lab was stopped for the baseline, with th
   CHECK_MESSAGE(text.find("the lab was stopped for each of the baseline's 40 samples") != std::string::npos, text);
   CHECK_MESSAGE(text.find("still busy after 20 ms before 1") != std::string::npos, text);
   CHECK_MESSAGE(text.find("conv1 B=1000 1.050 (at most 1.25)") != std::string::npos, text);
+
+TEST_CASE("the memory check's section: skipped, clean, or the tool's finding with how the tool ended") {
+  labkit::GradeResult r;
+  r.id = "03-tiling";
+  r.verdict = labkit::verdict::kPassed;
+  nlohmann::json j = labkit::to_json(r);
+  j["sanitizer"] = {{"check", "memory"}, {"skipped", "--quick"}};
+  CHECK(labkit::format_text(j).find("Memory check: skipped (--quick)") != std::string::npos);
+
+  j["sanitizer"] = {{"check", "memory"}, {"batch", 1}, {"seconds", 2.5},
+                    {"tools", {{{"tool", "memcheck"}, {"completed", true}, {"errors", 0}, {"findings", nlohmann::json::array()},
+                                {"seconds", 1.0}, {"status", "exited with code 0"}, {"verdict", "clean"}},
+                               {{"tool", "racecheck"}, {"completed", false}, {"errors", 0}, {"findings", nlohmann::json::array()},
+                                {"seconds", 1.5}, {"status", "was killed by SIGKILL"}, {"verdict", "protocol-error"}}}}};
+  const std::string text = labkit::format_text(j);
+  CHECK(text.find("Memory check (compute-sanitizer in the sandbox") != std::string::npos);
+  CHECK(text.find("memcheck   no errors (1.0 s)") != std::string::npos);
+  CHECK(text.find("racecheck  protocol-error (compute-sanitizer was killed by SIGKILL) (1.5 s)") != std::string::npos);
 }

@@ -60,6 +60,7 @@ class HarnessProcess {
   void kill();
   Ending wait();
   pid_t pid() const { return pid_; }
+  bool killed() const { return killed_; }  // kill() came before the child ended
   std::string log() const;
   process_set::Stop stop_all(std::chrono::milliseconds limit);
   void resume_all();
@@ -68,6 +69,7 @@ class HarnessProcess {
   void drain();
   pid_t pid_ = -1;
   bool reaped_ = false;
+  bool killed_ = false;
   Ending ending_;
   int out_fd_ = -1, err_fd_ = -1;
   std::thread drainer_;

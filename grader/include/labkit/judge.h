@@ -23,6 +23,7 @@
 #include "labkit/grade_result.h"
 #include "labkit/pair_timing.h"
 #include "labkit/sandbox.h"
+#include "labkit/session.h"
 
 namespace labkit::judge {
 
@@ -53,6 +54,13 @@ struct Options {
   std::vector<std::string> wrapper;      // e.g. compute-sanitizer and its options (labkit grade --sanitize)
   bool under_sanitizer = false;          // correctness cases only, no CUPTI, no network run
   std::optional<Contract> contract;      // --contract; unset: the lab's (lab.json "contract")
+  // The memory check of every grade (grader/cli/memory_check.h) runs compute-sanitizer inside the
+  // sandbox: its folders shown read-only there (sandbox::Policy::read_only_extra), its log pipe
+  // handed to the lab's process, and how that process ended written to *session_end.
+  std::vector<std::string> show;
+  std::vector<HarnessProcess::ChildFd> extra_fds;
+  SessionEnd* session_end = nullptr;
+  double close_wait_s = 5;               // after bye, before the lab's process is killed
 };
 
 GradeResult judge_lab(const LabUnderTest& lab, const Options& options);

@@ -32,6 +32,11 @@
 //                          overrides it)
 //       speedup_of         optional: "geometric-mean" (default: of the grading shapes' speedups) or
 //                          "total" (the baseline's total time over the lab's: conv1 + conv2 time)
+//       sanitize           optional: the compute-sanitizer tools of the memory check that every
+//                          `labkit grade` runs on the small correctness cases (grader/cli/
+//                          memory_check.h): default ["memcheck"]; ["memcheck", "racecheck"] for
+//                          labs whose technique is shared memory; any of memcheck, racecheck,
+//                          synccheck, initcheck, each once; [] turns the check off for the lab
 //       tiers              optional: ascending speedups above 1, the last equal to target_speedup;
 //                          the performance part is paid per tier reached (labkit/score.h). A tiered
 //                          lab has no targets_by_gpu: its tiers are the same on every GPU
@@ -120,6 +125,7 @@ struct LabSpec {
   // reads the key at configure time through discover_labs.py).
   bool arch_specific = false;
   Contract contract = Contract::general;  // "contract": which correctness cases count
+  std::vector<std::string> sanitize = {"memcheck"};  // the memory check's tools, in this order
 
   // The calibrated target of `gpu` (exact name), else target_speedup.
   ChosenTarget target_for(const std::string& gpu) const;

@@ -22,6 +22,10 @@
 //     harness. The time spent paused moves the deadline on by as much (it is not the lab's time);
 //     a stopped process uses no CPU time, so its RLIMIT_CPU does not count it either. close()
 //     resumes first; the destructor and a kill end a stopped harness too (SIGKILL).
+//   * end(): how the harness's process (bwrap, or the wrapper in front of the harness) ended, once
+//     it has: by itself or killed by the judge, before or after the judge's bye, with what status
+//     (bubblewrap's 128 + N as signal N). The memory check (grader/cli/memory_check.h) decides
+//     on compute-sanitizer's status from it.
 //   * The judge never reads a value from the harness it has not checked: callers validate
 //     payload fields with the helpers below (number(), ...), which throw LabFailure
 //     (protocol-error) for a missing, non-numeric, non-finite or out-of-range value.
@@ -99,6 +103,14 @@ struct PauseStats {
   double paused_ms = 0;           // in all, from pause() to resume()
 };
 
+// How the harness's process ended (Session::end()).
+struct SessionEnd {
+  bool started = false;    // a process was started
+  bool by_itself = false;  // it ended on its own; false: still running, or killed by the judge
+  bool after_bye = false;  // it ended after the judge said bye (the normal end)
+  HarnessProcess::Ending how;
+};
+
 struct SessionOptions {
   std::string harness;             // the lab's harness executable
   std::string lab_id, kind;        // what hello must say
@@ -107,6 +119,10 @@ struct SessionOptions {
   sandbox::Policy policy;          // its executable is set from `harness`
   std::vector<std::string> wrapper;  // run before the harness, inside the sandbox (compute-sanitizer)
   std::vector<std::string> harness_args;  // before --channel (the kit's protocol tests)
+  // More fds for the process at their numbers (the memory check's log pipe); the kit's own
+  // harness never gets them (Context::kit_session).
+  std::vector<HarnessProcess::ChildFd> extra_fds;
+  double close_wait_s = 5;         // close(): how long the process may take to end after bye
   double startup_s = 60;           // for hello
   std::chrono::steady_clock::time_point deadline;  // of the whole lab
   bool trusted = false;            // the kit's own harness: failures throw KitHarnessFailure
@@ -125,8 +141,9 @@ class Session {
   nlohmann::json call(nlohmann::json request, const std::string& what, double* wall_ms = nullptr);
   double round_trip_ms();
   TensorFile& tensors() { return tensors_; }
-  void close();           // bye, then the process is waited for (killed after 5 s)
+  void close();           // bye, then the process is waited for (killed after close_wait_s)
   std::string log() const { return process_.log(); }
+  const SessionEnd& end() const { return end_; }
   double seconds_left() const;
   void pause();
   void resume();
@@ -135,6 +152,7 @@ class Session {
 
  private:
   [[noreturn]] void ended(const std::string& what);
+  HarnessProcess::Ending as_ended(HarnessProcess::Ending how) const;
   void launch();
   void await_hello();
   nlohmann::json exchange(nlohmann::json request, const std::string& what, double* wall_ms);
@@ -144,6 +162,7 @@ class Session {
   int request_fd_ = -1, reply_fd_ = -1;
   std::uint32_t seq_ = 0;
   bool open_ = false;
+  SessionEnd end_;
   std::string failed_cuda_name_;  // of the last `failed` reply
   bool paused_ = false;
   std::chrono::steady_clock::time_point paused_at_;
