@@ -115,8 +115,9 @@ cat "$tmp/resubmit.out"
 job2=$(tail -n 1 "$out/job.txt")
 [[ $status -eq 0 && $job2 != "$job" ]] && grep -q "^#SBATCH --array=$kim " "$out/resubmit-1.sbatch" \
   && echo "ok   --resubmit: job $job2, --array=$kim (kim only)" || fail "--resubmit: exit $status"
+t2=$(date +%s)  # one task's build: its own wait
 while [[ -n $(squeue -h -j "$job2" 2>/dev/null) ]]; do
-  if (($(date +%s) - t0 > limit)); then fail "job $job2 still running after $limit s"; scancel "$job2"; break; fi
+  if (($(date +%s) - t2 > limit)); then fail "job $job2 still running after $limit s"; scancel "$job2"; break; fi
   sleep 5
 done
 "$labkit" bulk collect "$out" >"$tmp/collect.out" 2>&1
