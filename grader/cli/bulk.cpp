@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "commands.h"
 #include "lab_process.h"
 #include "labkit/exit_codes.h"
@@ -32,9 +34,23 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 void write_file(const std::string& file, const std::string& text) {
-  std::ofstream out(file, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error(fmt::format("{}: cannot write", file));
+  const std::string tmp = fmt::format("{}.tmp-{}", file, ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(tmp, ignored);
+      throw std::runtime_error(fmt::format("{}: cannot write", tmp));
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, file, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error(fmt::format("{}: cannot rename {} to it", file, tmp));
+  }
 }
 
 void write_grade_pages(const std::string& student_dir, const json& results) {
@@ -78,7 +94,7 @@ std::map<std::string, std::string> read_env(const fs::path& p) {
 }
 
 // One line of `nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,
-// temperature.gpu,pstate --format=csv,noheader,nounits`.
+// temperature.gpu,pstate,uuid,index,pci.bus_id --format=csv,noheader,nounits` (bulk-task.sh).
 json gpu_of(const std::string& csv) {
   std::vector<std::string> f;
   std::istringstream in(csv);
@@ -96,7 +112,9 @@ json gpu_of(const std::string& csv) {
   };
   return {{"name", f[0]}, {"driver", f.size() > 1 ? f[1] : ""}, {"sm_clock_mhz", number(2)},
           {"max_sm_clock_mhz", number(3)}, {"mem_clock_mhz", number(4)}, {"temperature_c", number(5)},
-          {"pstate", f.size() > 6 ? f[6] : ""}, {"source", "nvidia-smi"}};
+          {"pstate", f.size() > 6 ? f[6] : ""}, {"uuid", f.size() > 7 ? f[7] : ""},
+          {"nvidia_smi_index", f.size() > 8 ? f[8] : ""}, {"pci_bus_id", f.size() > 9 ? f[9] : ""},
+          {"source", "nvidia-smi"}};
 }
 
 json synthetic(const std::string& id, const LabSpec* spec, const std::string& verdict, const std::string& message,
@@ -183,9 +201,6 @@ int run_finish(const std::string& dir_arg) {
   json gs = gradescope(results);
   if (mode == "evidence") gs["output"] = "Evidence check only (PTX): correctness and speed were not measured. " + gs.value("output", "");
   write_file((dir / "results.json").string(), gs.dump(2) + "\n");
-  write_file((dir / "grade.json").string(),
-             json{{"student", env["student"]}, {"mode", mode}, {"score", total}, {"max_score", max}, {"results", results}}
-                     .dump(2) + "\n");
   write_grade_pages(dir.string(), results);
   auto number = [&](const char* key) -> json {
     try {
@@ -201,13 +216,19 @@ int run_finish(const std::string& dir_arg) {
                {"array_task_id", env["array_task_id"]}, {"start", env["start"]}, {"end", env["end"]},
                {"exit_status", status}, {"score", total}, {"max_score", max},
                {"build", {{"seconds", number("build_seconds")}, {"setup", env["setup"]}}},
-               {"cuda_visible_devices", env["cuda_visible_devices"]},
+               {"cuda_visible_devices", env["cuda_visible_devices"]}, {"slurm_gpus", env["slurm_gpus"]},
+               {"devices_constrained", env["devices_constrained"]}, {"cpus_allowed", env["cpus_allowed"]},
+               {"grading_seconds", number("grading_seconds")},
                {"gpu", gpu_of(env["gpu_before"])}, {"gpu_after", gpu_of(env["gpu_after"])},
                {"gpu_other_processes", number("gpu_other_processes")}};
   json labs = json::object();
   for (const json& r : results) labs[r["lab"].value("id", "")] = r.value("verdict", "");
   task["labs"] = labs;
   write_file((dir / "task.json").string(), task.dump(2) + "\n");
+  // Last: grade.json is what collect merges, so its presence means every other file is complete.
+  write_file((dir / "grade.json").string(),
+             json{{"student", env["student"]}, {"mode", mode}, {"score", total}, {"max_score", max}, {"results", results}}
+                     .dump(2) + "\n");
   fmt::print("labkit bulk: {}: {:.2f} / {:.2f} points over {} lab(s) ({})\n", env["student"], total, max, ids.size(),
              (dir / "results.json").string());
   return exit_code::kPass;

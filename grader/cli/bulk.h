@@ -9,14 +9,24 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "labkit/bulk.h"
+
 namespace labkit::cli::bulk_cmd {
 
 void add_submit(CLI::App& bulk, int& status);
 void add_collect(CLI::App& bulk, int& status);
 void add_finish(CLI::App& bulk, int& status);
 
-// Writes `text` to `file`; throws std::runtime_error naming the file when it cannot.
+// Writes `text` to `file` through a temporary name in the same folder and a rename, so that a
+// reader (collect, a task killed mid-write) sees the whole old file or the whole new one, never a
+// part; throws std::runtime_error naming the file when it cannot.
 void write_file(const std::string& file, const std::string& text);
+
+// One student's merged result from OUT_DIR/<student> (grade.json, results.json, task.json):
+// "" and `result` set when it is complete, else why not (the not-graded reason of collect, and
+// what `submit --resubmit` regrades). `index` is the student's task index, for the message.
+std::string read_student(const std::string& student_dir, const std::string& student, const std::string& index,
+                         double max_noise, bulk::StudentResult& result);
 
 // A student's grade pages, STUDENT_DIR/pages/<lab>.html (labkit/pages.h grade_page), one per
 // result of `results` (a `labkit grade --json` result each); each links back to OUT_DIR/class.html.

@@ -3,7 +3,10 @@
 // dashboard, linking to each student's grade pages, OUT_DIR/<student>/pages/<lab>.html, which it
 // writes again from grade.json so that they match what was merged). The students
 // are those of OUT_DIR/students.txt (written by submit); a student whose folder, grade.json or
-// results.json is missing or unreadable is listed in missing.txt with the reason, never dropped.
+// results.json is missing or unreadable is not graded yet: listed in missing.txt with the reason
+// and in class.csv with not-graded rows, never dropped. A task writes grade.json last and by
+// rename (`labkit bulk finish`), so a task killed mid-grade leaves no grade.json: nothing partial
+// is merged, and `labkit bulk submit --resubmit OUT_DIR` grades exactly these students again.
 // Exit 0 when every student merged, 1 when any is missing or corrupt (everything still written),
 // 2 when OUT_DIR is not a bulk output folder.
 #include <fmt/core.h>
@@ -11,7 +14,9 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "bulk.h"
@@ -48,6 +53,31 @@ json read_json(const fs::path& file, std::string& why) {
   }
 }
 
+}  // namespace
+
+std::string read_student(const std::string& dir_arg, const std::string& student, const std::string& index,
+                         double max_noise, bulk::StudentResult& result) {
+  const fs::path dir = dir_arg;
+  if (!fs::is_directory(dir)) return fmt::format("no output folder {} (task {} never ran?)", dir.string(), index);
+  std::string why;
+  const json grade = read_json(dir / "grade.json", why);
+  if (grade.is_null())
+    return why + (fs::exists(dir / "grade.log") ? "; see grade.log (killed, or still running?)" : "; the task left no grade.log");
+  const json results = read_json(dir / "results.json", why);
+  if (results.is_null() || !results.is_object() || !results.contains("tests"))
+    return results.is_null() ? why : "results.json is not Gradescope output (no \"tests\")";
+  std::string ignored;
+  const json task = read_json(dir / "task.json", ignored);
+  try {
+    result = bulk::parse_student(student, grade, task, max_noise);
+  } catch (const bulk::BulkError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+namespace {
+
 int run_collect(const CollectOptions& o) {
   const fs::path out = o.out_dir;
   const fs::path list = out / "students.txt";
@@ -59,50 +89,55 @@ int run_collect(const CollectOptions& o) {
   }
   std::vector<bulk::StudentResult> students;
   std::vector<bulk::Problem> problems;
+  std::map<std::string, std::string> submitted_of;  // student -> "03-tiling,06-fusion" (students.txt)
+  std::string ignored;
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
-    std::string index, student;
+    std::string index, student, labs_folder, submitted;
     std::getline(fields, index, '\t');
     std::getline(fields, student, '\t');
+    std::getline(fields, labs_folder, '\t');
+    std::getline(fields, submitted, '\t');
+    submitted_of[student] = submitted;
     if (!bulk::valid_student_id(student)) {
-      problems.push_back({fmt::format("students.txt line {}", line_no), fmt::format("not a student id: \"{}\"", student)});
+      problems.push_back({fmt::format("students.txt line {}", line_no), fmt::format("not a student id: \"{}\"", student), {}});
       continue;
     }
     const fs::path dir = out / student;
-    if (!fs::is_directory(dir)) {
-      problems.push_back({student, fmt::format("no output folder {} (task {} never ran?)", dir.string(), index)});
+    bulk::StudentResult result;
+    const std::string why = read_student(dir.string(), student, index, o.max_noise, result);
+    if (!why.empty()) {
+      problems.push_back({student, why, {}});
       continue;
     }
-    std::string why;
-    const json grade = read_json(dir / "grade.json", why);
-    if (grade.is_null()) {
-      problems.push_back({student, why + (fs::exists(dir / "grade.log") ? "; see grade.log" : "; the task left no grade.log")});
-      continue;
+    write_grade_pages(dir.string(), read_json(dir / "grade.json", ignored)["results"]);
+    students.push_back(std::move(result));
+  }
+  // A student not graded yet gets a not-graded row per lab the others have (every lab of the kit:
+  // a task grades them all), else per lab of theirs in students.txt.
+  std::set<std::string> kit_labs;
+  for (const auto& s : students)
+    for (const auto& r : s.rows) kit_labs.insert(r.lab);
+  for (auto& p : problems) {
+    std::set<std::string> labs = kit_labs;
+    if (labs.empty()) {
+      std::istringstream ids(submitted_of[p.student]);
+      for (std::string id; std::getline(ids, id, ',');)
+        if (!id.empty()) labs.insert(id);
     }
-    const json results = read_json(dir / "results.json", why);
-    if (results.is_null() || !results.is_object() || !results.contains("tests")) {
-      problems.push_back({student, results.is_null() ? why : "results.json is not Gradescope output (no \"tests\")"});
-      continue;
-    }
-    std::string ignored;
-    json task = read_json(dir / "task.json", ignored);
-    try {
-      students.push_back(bulk::parse_student(student, grade, task, o.max_noise));
-      write_grade_pages(dir.string(), grade["results"]);
-    } catch (const bulk::BulkError& e) {
-      problems.push_back({student, e.what()});
-    }
+    p.labs.assign(labs.begin(), labs.end());
   }
   const std::string majority = bulk::majority_gpu(students);
   bulk::flag_other_gpu(students, majority);
+  bulk::flag_other_clock(students);
   const auto board = bulk::leaderboard(students, static_cast<std::size_t>(o.top));
   const std::string summary = bulk::summary_text(students, problems, majority, o.max_noise);
   std::string missing = "student\treason\n";
   for (const auto& p : problems) missing += p.student + "\t" + p.reason + "\n";
-  write_file((out / "class.csv").string(), bulk::class_csv(students));
+  write_file((out / "class.csv").string(), bulk::class_csv(students, problems));
   write_file((out / "summary.txt").string(), summary);
   write_file((out / "summary.svg").string(),
              bulk::summary_svg(bulk::histograms(students),

@@ -9,11 +9,15 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "bulk.h"
+#include "lab_process.h"
 #include "labkit/bulk.h"
 #include "labkit/exit_codes.h"
+#include "labkit/pair_timing.h"
 #include "labkit/subprocess.h"
 #include "labkit_config.h"
 
@@ -27,6 +31,7 @@ struct SubmitOptions {
   std::string time = "01:00:00", partition, account, gres = "gpu:1", mem, constraint, gpu_arch, scratch;
   std::string data = LABKIT_DATASET_DIR;  // the synthetic test set of this labkit's build
   std::string task = "grade", job_name = "labkit-grade", sbatch = "sbatch";
+  std::string resubmit;  // an earlier output folder: grade its students without a complete result
   int max_parallel = 0, cpus = 4;
   double lab_timeout = 600;
   bool exclusive = false, dry_run = false;
@@ -118,11 +123,124 @@ std::string sbatch_script(const SubmitOptions& o, const fs::path& out, const fs:
   return s;
 }
 
+// Runs argv with a time limit; on failure says why in `why`.
+subprocess::Result run_tool(const std::vector<std::string>& argv, const fs::path& cwd) {
+  subprocess::Options so;
+  so.timeout = std::chrono::seconds(120);
+  so.working_directory = cwd;
+  return subprocess::run(argv, so);
+}
+
+std::string joined(const std::vector<std::string>& argv) {
+  std::string command;
+  for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
+  return command;
+}
+
+// `--resubmit OUT_DIR`: a job array of the students of OUT_DIR/students.txt whose result is not
+// complete (read_student: the not-graded students of collect), from OUT_DIR/grade.sbatch with its
+// --array line replaced; refused while a job of OUT_DIR/job.txt is still queued or running (its
+// students have no result yet, and two tasks must not grade one student at once).
+int run_resubmit(const SubmitOptions& o) {
+  const fs::path out = fs::absolute(o.resubmit).lexically_normal();
+  const std::string script = read_text(out / "grade.sbatch", 1u << 20);
+  std::ifstream list(out / "students.txt");
+  if (!list || script.empty()) {
+    fmt::print(stderr, "labkit bulk: {}: not the output folder of `labkit bulk submit` (students.txt and grade.sbatch)\n",
+               out.string());
+    return exit_code::kUsage;
+  }
+  std::vector<std::string> indexes, names;
+  for (std::string line; std::getline(list, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string index, student;
+    std::getline(fields, index, '\t');
+    std::getline(fields, student, '\t');
+    bulk::StudentResult ignored;
+    if (!bulk::valid_student_id(student) || index.empty() || index.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const std::string why = read_student((out / student).string(), student, index, StoppingRule{}.max_noise, ignored);
+    if (!why.empty()) {
+      indexes.push_back(index);
+      names.push_back(student);
+      fmt::print("labkit bulk: task {} ({}): {}\n", index, student, why);
+    }
+  }
+  if (indexes.empty()) {
+    fmt::print("labkit bulk: every student of {} has a complete result; nothing to resubmit\n", out.string());
+    return exit_code::kPass;
+  }
+  std::vector<std::string> jobs;
+  {
+    std::istringstream in(read_text(out / "job.txt", 1u << 20));
+    for (std::string j; std::getline(in, j);)
+      if (!j.empty()) jobs.push_back(j);
+  }
+  if (!jobs.empty() && !o.dry_run) {
+    const fs::path squeue = fs::path(o.sbatch).parent_path() / "squeue";
+    std::string ids;
+    for (const auto& j : jobs) ids += (ids.empty() ? "" : ",") + j;
+    const std::vector<std::string> argv{o.sbatch.find('/') == std::string::npos ? "squeue" : squeue.string(), "-h", "-o", "%i %T", "-j", ids};
+    const subprocess::Result r = run_tool(argv, out);
+    if (!r.started || r.exit_code != 0)
+      fmt::print(stderr, "labkit bulk: {} {}: cannot tell whether jobs {} still run; resubmitting anyway\n", joined(argv),
+                 r.started ? r.describe() : r.error, ids);
+    else if (r.out.find_first_not_of(" \n") != std::string::npos) {
+      fmt::print(stderr, "labkit bulk: jobs of {} are still queued or running:\n{}Wait for them (or scancel them), then resubmit.\n",
+                 out.string(), r.out);
+      return exit_code::kFail;
+    }
+  }
+  std::string array;
+  for (const auto& i : indexes) array += (array.empty() ? "" : ",") + i;
+  // The first script's --array line, with its "%P" limit kept.
+  std::string text, limit;
+  std::istringstream in(script);
+  bool replaced = false;
+  for (std::string line; std::getline(in, line);) {
+    if (!replaced && line.rfind("#SBATCH --array=", 0) == 0) {
+      const std::string spec = line.substr(16, line.find_first_of(" \t", 16) - 16);
+      if (const auto pct = spec.find('%'); pct != std::string::npos) limit = spec.substr(pct);
+      line = fmt::format("#SBATCH --array={}{}  # resubmitted: the students without a complete result", array, limit);
+      replaced = true;
+    }
+    text += line + "\n";
+  }
+  if (!replaced) {
+    fmt::print(stderr, "labkit bulk: {}: no \"#SBATCH --array=\" line to replace\n", (out / "grade.sbatch").string());
+    return exit_code::kUsage;
+  }
+  const fs::path again = out / fmt::format("resubmit-{}.sbatch", jobs.size());
+  write_file(again.string(), text);
+  const std::vector<std::string> argv{o.sbatch, "--parsable", again.string()};
+  fmt::print("labkit bulk: {} student(s) to grade again (tasks {})\n", indexes.size(), array);
+  if (o.dry_run) {
+    fmt::print("labkit bulk: dry run, not submitted. Submit with:\n  {}\n", joined(argv));
+    return exit_code::kPass;
+  }
+  const subprocess::Result r = run_tool(argv, out);
+  if (!r.started || r.exit_code != 0) {
+    fmt::print(stderr, "labkit bulk: {} {}: {}\n", joined(argv), r.started ? r.describe() : "could not run",
+               r.started ? r.err : r.error);
+    return exit_code::kFail;
+  }
+  const std::string job = r.out.substr(0, r.out.find_first_of(";\n"));
+  std::string all;
+  for (const auto& j : jobs) all += j + "\n";
+  write_file((out / "job.txt").string(), all + job + "\n");
+  fmt::print("labkit bulk: submitted job array {} ({}); when it is done: labkit bulk collect {}\n", job, joined(argv),
+             out.string());
+  return exit_code::kPass;
+}
+
 int run_submit(SubmitOptions o) {
   auto usage = [](const std::string& msg) {
     fmt::print(stderr, "labkit bulk: {}\n", msg);
     return exit_code::kUsage;
   };
+  if (!o.resubmit.empty()) return run_resubmit(o);
+  if (o.submissions.empty()) return usage("name the submissions folder (or --resubmit OUT_DIR)");
   const fs::path subs = fs::absolute(o.submissions).lexically_normal();
   if (!fs::is_directory(subs)) return usage(fmt::format("{}: not a folder (expected one folder per student)", subs.string()));
   const fs::path kit = fs::absolute(o.kit).lexically_normal();
@@ -215,7 +333,9 @@ int run_submit(SubmitOptions o) {
 void add_submit(CLI::App& bulk, int& status) {
   auto o = std::make_shared<SubmitOptions>();
   auto* cmd = bulk.add_subcommand("submit", "Submit one Slurm array task per student folder (sbatch --array)");
-  cmd->add_option("submissions", o->submissions, "one folder per student, each holding their labs/ tree")->required();
+  cmd->add_option("submissions", o->submissions, "one folder per student, each holding their labs/ tree");
+  cmd->add_option("--resubmit", o->resubmit, "an earlier OUT_DIR: submit again, with its grade.sbatch, only the students "
+                                             "without a complete result (the not-graded of collect)");
   cmd->add_option("--out", o->out, "output folder (default ./bulk-DATE-TIME)");
   cmd->add_option("--task", o->task, "grade: full grading on a GPU; evidence: PTX checks only, no GPU needed")
       ->check(CLI::IsMember({"grade", "evidence"}));

@@ -70,12 +70,20 @@ StudentResult parse_student(const std::string& student, const json& grade, const
   StudentResult s;
   s.student = student;
   s.node = str(task, "node");
+  const json& task_gpu = sub(task, "gpu");
+  s.gpu_index = str(task, "slurm_gpus");
+  if (s.gpu_index.empty()) s.gpu_index = str(task, "cuda_visible_devices");
+  s.gpu_uuid = str(task_gpu, "uuid");
+  s.max_sm_clock_mhz = static_cast<int>(num(task_gpu, "max_sm_clock_mhz"));
   for (const json& r : grade.at("results")) {
     if (!r.is_object() || !r.contains("lab") || !r.contains("verdict") || !r.contains("score") ||
         !r.at("verdict").is_string() || !r.at("score").is_object() || str(sub(r, "lab"), "id").empty())
       throw BulkError("a result in grade.json lacks \"lab\".id, \"verdict\" or \"score\"");
     LabRow row;
     row.student = student;
+    row.node = s.node;
+    row.gpu_index = s.gpu_index;
+    row.gpu_uuid = s.gpu_uuid;
     row.lab = str(sub(r, "lab"), "id");
     row.kind = str(sub(r, "lab"), "kind");
     row.verdict = r.at("verdict").get<std::string>();
@@ -109,11 +117,14 @@ StudentResult parse_student(const std::string& student, const json& grade, const
       if (low_clock) row.flags.push_back("low-clock");
     }
     if (s.gpu.empty()) s.gpu = row.gpu;
+    if (row.max_sm_clock_mhz > 0) s.max_sm_clock_mhz = row.max_sm_clock_mhz;  // the grader's own reading
     s.rows.push_back(std::move(row));
   }
-  if (s.gpu.empty()) s.gpu = str(sub(task, "gpu"), "name");
-  for (LabRow& row : s.rows)
+  if (s.gpu.empty()) s.gpu = str(task_gpu, "name");
+  for (LabRow& row : s.rows) {
     if (row.gpu.empty()) row.gpu = s.gpu;
+    if (row.max_sm_clock_mhz == 0) row.max_sm_clock_mhz = s.max_sm_clock_mhz;
+  }
   return s;
 }
 
@@ -134,23 +145,96 @@ void flag_other_gpu(std::vector<StudentResult>& students, const std::string& maj
       for (auto& row : s.rows) row.flags.push_back("other-gpu");
 }
 
-std::vector<std::string> csv_cells(const LabRow& r) {
-  return {r.student, r.lab, r.verdict, r.correct ? (*r.correct ? "true" : "false") : "",
-          r.speedup > 0 ? fmt::format("{:.4f}", r.speedup) : "", fmt::format("{:.4g}", r.score),
-          fmt::format("{:g}", r.max_score), r.gpu, join(r.flags, ";")};
+void flag_other_clock(std::vector<StudentResult>& students) {
+  std::map<int, int> counts;
+  for (const auto& s : students)
+    if (s.max_sm_clock_mhz > 0) ++counts[s.max_sm_clock_mhz];
+  int majority = 0, most = 0;
+  for (const auto& [clock, n] : counts)  // ascending: the higher clock of a tie wins
+    if (n >= most) majority = clock, most = n;
+  for (auto& s : students)
+    if (majority > 0 && s.max_sm_clock_mhz > 0 && s.max_sm_clock_mhz != majority)
+      for (auto& row : s.rows) row.flags.push_back("other-clock");
 }
 
-std::string class_csv(const std::vector<StudentResult>& students) {
-  std::string out = "student,lab,verdict,correct,speedup,score,max_score,gpu,flags\n";
-  for (const auto& s : students)
-    for (const auto& r : s.rows) {
-      const std::vector<std::string> cells = csv_cells(r);
-      for (std::size_t i = 0; i < cells.size(); ++i) {
-        if (i) out += ',';
-        out += csv_field(cells[i]);
-      }
-      out += "\n";
+std::vector<std::string> csv_cells(const LabRow& r) {
+  const bool pending = r.verdict == kNotGraded;
+  auto clock = [](int mhz) { return mhz > 0 ? std::to_string(mhz) : std::string(); };
+  return {r.student, r.lab, r.verdict, r.correct ? (*r.correct ? "true" : "false") : "",
+          r.speedup > 0 ? fmt::format("{:.4f}", r.speedup) : "", pending ? "" : fmt::format("{:.4g}", r.score),
+          pending ? "" : fmt::format("{:g}", r.max_score), r.gpu, join(r.flags, ";"), r.node, r.gpu_index,
+          r.gpu_uuid, clock(r.max_sm_clock_mhz), clock(r.min_sm_clock_mhz)};
+}
+
+std::vector<LabRow> not_graded_rows(const Problem& p) {
+  std::vector<LabRow> rows;
+  if (!valid_student_id(p.student)) return rows;  // a broken students.txt line: missing.txt says so
+  for (const std::string& lab : p.labs) {
+    LabRow r;
+    r.student = p.student;
+    r.lab = lab;
+    r.verdict = kNotGraded;
+    r.flags = {kNotGraded};
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::string class_csv(const std::vector<StudentResult>& students, const std::vector<Problem>& pending) {
+  std::string out = "student,lab,verdict,correct,speedup,score,max_score,gpu,flags,node,gpu_index,gpu_uuid,"
+                    "max_sm_clock_mhz,min_sm_clock_mhz\n";
+  auto line = [&out](const LabRow& r) {
+    const std::vector<std::string> cells = csv_cells(r);
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      if (i) out += ',';
+      out += csv_field(cells[i]);
     }
+    out += "\n";
+  };
+  for (const auto& s : students)
+    for (const auto& r : s.rows) line(r);
+  for (const auto& p : pending)
+    for (const auto& r : not_graded_rows(p)) line(r);
+  return out;
+}
+
+std::vector<GpuRow> gpu_rows(const std::vector<StudentResult>& students) {
+  std::map<std::string, GpuRow> by_key;
+  std::map<std::string, std::map<std::string, std::vector<double>>> speedups;  // gpu -> lab -> correct speedups
+  std::map<std::string, std::vector<double>> class_speedups;                 // lab -> every GPU's
+  for (const auto& s : students) {
+    const std::string key = s.node + "/" + (!s.gpu_uuid.empty() ? s.gpu_uuid : !s.gpu_index.empty() ? s.gpu_index : s.gpu);
+    GpuRow& g = by_key[key];
+    g.node = s.node, g.index = s.gpu_index, g.uuid = s.gpu_uuid, g.name = s.gpu;
+    g.max_sm_clock_mhz = std::max(g.max_sm_clock_mhz, s.max_sm_clock_mhz);
+    ++g.students;
+    for (const auto& r : s.rows) {
+      ++g.results;
+      g.timed += r.speedup > 0;
+      for (const auto& f : r.flags) {
+        if (f == "low-clock") ++g.low_clock;
+        if ((f == "other-gpu" || f == "other-clock" || f == "low-clock") &&
+            std::find(g.flags.begin(), g.flags.end(), f) == g.flags.end())
+          g.flags.push_back(f);
+      }
+      if (r.correct.value_or(false) && r.speedup > 0) {
+        speedups[key][r.lab].push_back(r.speedup);
+        class_speedups[r.lab].push_back(r.speedup);
+      }
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  std::vector<GpuRow> out;
+  for (auto& [key, g] : by_key) {
+    std::vector<double> ratios;
+    for (const auto& [lab, v] : speedups[key]) ratios.push_back(median(v) / median(class_speedups[lab]));
+    g.relative_speed = median(ratios);
+    out.push_back(g);
+  }
   return out;
 }
 
@@ -209,8 +293,17 @@ std::string summary_text(const std::vector<StudentResult>& students, const std::
     for (std::size_t b = 0; b < labels.size(); ++b)
       out += fmt::format("  {:>9} {:>4}  {}\n", labels[b], h.bins[b], std::string(h.bins[b] > 60 ? 60 : h.bins[b], '#'));
   }
+  out += "\nGPUs (node, index as Slurm gave it, UUID): students, results, timed results, low-clock results, "
+         "relative speed (median over labs of the GPU's median correct speedup / the class's)\n";
+  for (const GpuRow& g : gpu_rows(students))
+    out += fmt::format("  {} GPU {} {} {} ({} MHz max): {} student(s), {} result(s), {} timed, {} low-clock, {}{}\n",
+                       g.node.empty() ? "?" : g.node, g.index.empty() ? "?" : g.index, g.uuid.empty() ? "(no UUID)" : g.uuid,
+                       g.name.empty() ? "(unknown)" : g.name, g.max_sm_clock_mhz, g.students, g.results, g.timed,
+                       g.low_clock, g.relative_speed > 0 ? fmt::format("{:.3f}", g.relative_speed) : "-",
+                       g.flags.empty() ? "" : "  (" + join(g.flags, ", ") + ")");
   if (!problems.empty()) {
-    out += "\nMissing or corrupt results (not merged):\n";
+    out += "\nNot graded yet: missing, incomplete or corrupt results (not merged; class.csv lists them as not-graded;\n"
+           "labkit bulk submit --resubmit OUT_DIR grades only these):\n";
     for (const Problem& p : problems) out += fmt::format("  {}: {}\n", p.student, p.reason);
   }
   return out;

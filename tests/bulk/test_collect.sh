@@ -29,10 +29,17 @@ done
 import csv, sys, xml.etree.ElementTree as ET
 out = sys.argv[1]
 rows = list(csv.DictReader(open(f"{out}/class.csv")))
-assert list(rows[0].keys()) == ["student", "lab", "verdict", "correct", "speedup", "score", "max_score", "gpu", "flags"], rows[0].keys()
+assert list(rows[0].keys()) == ["student", "lab", "verdict", "correct", "speedup", "score", "max_score", "gpu", "flags",
+                                "node", "gpu_index", "gpu_uuid", "max_sm_clock_mhz", "min_sm_clock_mhz"], rows[0].keys()
 got = {(r["student"], r["lab"]): r for r in rows}
-assert sorted({r["student"] for r in rows}) == ["alice", "bob", "carol", "heidi"], {r["student"] for r in rows}
-assert len(rows) == 12, len(rows)
+graded = [r for r in rows if r["verdict"] != "not-graded"]
+assert sorted({r["student"] for r in graded}) == ["alice", "bob", "carol", "heidi"], {r["student"] for r in graded}
+assert len(graded) == 12, len(graded)
+# The students without a complete result: one not-graded row per lab of the class, nothing else.
+pending = [r for r in rows if r["verdict"] == "not-graded"]
+assert sorted({r["student"] for r in pending}) == ["dave", "erin", "frank", "grace"], pending
+assert len(pending) == 12 and all(r["score"] == "" and r["flags"] == "not-graded" for r in pending), pending
+assert got[("alice", "03-tiling")]["node"] == "gpu01", got[("alice", "03-tiling")]
 def row(s, l): return got[(s, l)]
 assert row("alice", "03-tiling")["flags"] == "" and row("alice", "03-tiling")["correct"] == "true"
 assert row("alice", "03-tiling")["speedup"] == "1.9600" and row("alice", "03-tiling")["score"] == "2"

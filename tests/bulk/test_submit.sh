@@ -41,6 +41,22 @@ done
 check 'bash -n "$sb" && grep -q "^export LABKIT_BULK_MODE=.grade." "$sb" && [[ -x $tmp/out/bulk-task.sh || -f $tmp/out/bulk-task.sh ]] && [[ -d $tmp/out/jdoe && -d $tmp/out/logs ]]' \
   "grade.sbatch: every #SBATCH line, valid bash; bulk-task.sh copied, folders made"
 
+# --resubmit: the students without a complete result (here jdoe, asmith never graded; jdoe then
+# given a complete result), from grade.sbatch with its --array line replaced, the "%2" kept.
+"$labkit" bulk submit --resubmit "$tmp/out" --dry-run >"$tmp/stdout" 2>&1
+check 'grep -q "2 student(s) to grade again (tasks 0,1)" "$tmp/stdout" && grep -q "^#SBATCH --array=0,1%2 " "$tmp/out/resubmit-0.sbatch" && grep -q -- "^#SBATCH --constraint=h100" "$tmp/out/resubmit-0.sbatch"' \
+  "--resubmit --dry-run: both students, resubmit-0.sbatch with --array=0,1%2 ($(tail -1 "$tmp/stdout"))"
+printf '{"results": [{"lab": {"id": "03-tiling"}, "verdict": "passed", "score": {"total": 2, "max": 2}}]}' >"$tmp/out/jdoe/grade.json"
+printf '{"tests": []}' >"$tmp/out/jdoe/results.json"
+"$labkit" bulk submit --resubmit "$tmp/out" --dry-run >"$tmp/stdout" 2>&1
+check 'grep -q "1 student(s) to grade again (tasks 0)" "$tmp/stdout" && grep -q "^#SBATCH --array=0%2 " "$tmp/out/resubmit-0.sbatch"' \
+  "--resubmit: jdoe complete, asmith alone"
+printf '{"results": [{"lab": {"id": "06-fusion"}, "verdict": "passed", "score": {"total": 2, "max": 2}}]}' >"$tmp/out/asmith/grade.json"
+printf '{"tests": []}' >"$tmp/out/asmith/results.json"
+"$labkit" bulk submit --resubmit "$tmp/out" --dry-run >"$tmp/stdout" 2>&1
+check 'grep -q "nothing to resubmit" "$tmp/stdout"' "--resubmit: everyone complete, nothing to resubmit"
+rm -f "$tmp"/out/{jdoe,asmith}/{grade,results}.json
+
 "$labkit" bulk submit "$s" --out "$tmp/out2" --dry-run --gres none --task evidence >/dev/null 2>&1
 check '! grep -q -- "--gres" "$tmp/out2/grade.sbatch" && grep -q "^export LABKIT_BULK_MODE=.evidence." "$tmp/out2/grade.sbatch"' \
   "--gres none: no gres line; --task evidence"

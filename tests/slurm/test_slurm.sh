@@ -8,12 +8,16 @@
 #   ada    01 solution (evidence found), 02 untouched skeleton (evidence missing), 04 a kernel that
 #          does not compile (build-failed; ada's other labs still graded)
 #   empty  no labs/ folder: skipped by submit, listed in skipped.txt
+#   kim    01 solution only; its task is cancelled (scancel) while it runs: collect lists kim as
+#          not graded (class.csv rows not-graded, missing.txt), `labkit bulk submit --resubmit`
+#          grades kim alone, and the second collect merges everyone
 #   s000-solution  the first student of the synthetic class (tools/slurm/synthetic-class.py, as
 #          test_slurm_gpu.sh grades all of it on a GPU): the 03 solution, handed in one folder
 #          deeper (s000-solution/labkit-main/labs: an unzipped archive; evidence found)
-# Two tasks, side by side on a 2-CPU machine: each builds the judge in its own kit copy (a round
-# of two tasks is most of this test's 8-10 minutes; the forged students need a GPU to mean
-# anything, and test_slurm_gpu.sh has them).
+# Two tasks at a time, side by side on a 2-CPU machine, each bound to its CPU (task/affinity): each
+# builds the judge in its own kit copy (a round of two tasks is most of this test's 10-13 minutes;
+# kim's second task one more build; the forged students need a GPU to mean anything, and
+# test_slurm_gpu.sh has them).
 # Exit 77 with the reason when Slurm cannot start here (not root, a binary missing, munged or
 # slurmd failing); the reason is printed on the last line.
 #   usage: test_slurm.sh PATH_TO_LABKIT PYTHON3 [KEEP_DIR]
@@ -30,12 +34,13 @@ if ! start_cluster "$tmp/cluster"; then
   echo "SKIP: Slurm cannot start on this machine: $cluster_error"
   exit 77
 fi
-echo "ok   single-node Slurm up in $(($(date +%s) - t0)) s: $(sinfo -h -N -o '%N %T %c CPUs %G')"
+echo "ok   single-node Slurm up in $(($(date +%s) - t0)) s: $(sinfo -h -N -o '%N %T %c CPUs %G'); $cluster_binding"
 
 # Fake submissions.
 subs=$tmp/subs
-mkdir -p "$subs"/ada/labs/{01-restrict-unroll,02-constant-memory,04-float4} "$subs/empty/notes"
+mkdir -p "$subs"/ada/labs/{01-restrict-unroll,02-constant-memory,04-float4} "$subs/empty/notes" "$subs/kim/labs/01-restrict-unroll"
 cp "$src/solutions/01-restrict-unroll/kernel.cu" "$subs/ada/labs/01-restrict-unroll/"
+cp "$src/solutions/01-restrict-unroll/kernel.cu" "$subs/kim/labs/01-restrict-unroll/"
 cp "$src/labs/02-constant-memory/kernel.cu" "$subs/ada/labs/02-constant-memory/"
 printf '#include "labkit/map.h"\nvoid labkit::map_forward_gpu(float* d, int x, int y, int n) { this does not compile; }\n' \
   >"$subs/ada/labs/04-float4/kernel.cu"
@@ -52,8 +57,28 @@ cat "$tmp/submit.out"
 [[ $status -eq 0 ]] || { fail "bulk submit: exit $status"; exit 1; }
 job=$(cat "$out/job.txt")
 echo "---- grade.sbatch ----"; cat "$out/grade.sbatch"; echo "----"
-grep -q "^#SBATCH --array=0-1" "$out/grade.sbatch" && grep -q "^#SBATCH --gres=gpu:1" "$out/grade.sbatch" \
-  && echo "ok   grade.sbatch: --array=0-1, --gres=gpu:1" || fail "grade.sbatch"
+grep -q "^#SBATCH --array=0-2" "$out/grade.sbatch" && grep -q "^#SBATCH --gres=gpu:1" "$out/grade.sbatch" \
+  && echo "ok   grade.sbatch: --array=0-2, --gres=gpu:1" || fail "grade.sbatch"
+kim=$(awk -F'\t' '$2 == "kim" {print $1}' "$out/students.txt")
+
+# Resubmitting while the class's job runs is refused: its students have no result yet.
+"$labkit" bulk submit --resubmit "$out" >"$tmp/early.out" 2>&1
+status=$?
+[[ $status -eq 1 ]] && grep -q "still queued or running" "$tmp/early.out" && echo "ok   --resubmit refused while job $job runs" \
+  || fail "--resubmit while running: exit $status: $(cat "$tmp/early.out")"
+
+# kim's task is cancelled once it runs (mid-build or mid-grade: it never reaches bulk finish).
+killed=
+for _ in $(seq 600); do
+  if [[ $(squeue -h -j "${job}_$kim" -o %T 2>/dev/null) == RUNNING && -s $out/kim/grade.log ]]; then
+    sleep 5
+    scancel "${job}_$kim" && killed=yes
+    echo "ok   cancelled kim's task ${job}_$kim while it ran: $(tail -n 1 "$out/kim/grade.log")"
+    break
+  fi
+  sleep 1
+done
+[[ -n $killed ]] || fail "kim's task ${job}_$kim never ran"
 grep -q "^empty	no labs/ folder" "$out/skipped.txt" && echo "ok   skipped.txt lists empty/" || fail "skipped.txt: $(cat "$out/skipped.txt")"
 
 # Wait for the array (the tasks build the kit: minutes on a small machine).
@@ -69,17 +94,41 @@ echo "---- Slurm's record of the array (jobcomp/filetxt) ----"
 grep "JobId=${job}_\|JobId=$job " "$tmp/cluster/log/jobcomp.txt" | sed -E 's/ (UserId|GroupId|WorkDir|ReservationName|Account|QOS|WcKey|Cluster|SubmitTime|EligibleTime|Tres)=[^ ]*//g'
 n_done=$(grep -c "JobState=COMPLETED" "$tmp/cluster/log/jobcomp.txt")
 [[ $n_done -ge 2 ]] && echo "ok   $n_done array tasks COMPLETED" || fail "$n_done array tasks completed, want 2"
+grep -q "JobState=CANCELLED" "$tmp/cluster/log/jobcomp.txt" && echo "ok   kim's task CANCELLED in Slurm's record" \
+  || fail "no CANCELLED task in jobcomp.txt"
 for s in ada s000-solution; do
   echo "---- $s: tail of grade.log ----"; tail -n 4 "$out/$s/grade.log" 2>/dev/null
 done
 
 "$labkit" bulk collect "$out" >"$tmp/collect.out" 2>&1
 status=$?
+[[ $status -eq 1 ]] && grep -q "^  kim: grade.json is missing" "$tmp/collect.out" \
+  && grep -q "^kim,01-restrict-unroll,not-graded," "$out/class.csv" && grep -q "^kim	" "$out/missing.txt" \
+  && echo "ok   collect after the cancel: exit 1; kim not graded (class.csv, missing.txt), nothing of its task merged" \
+  || { cat "$tmp/collect.out"; fail "collect after the cancel: exit $status"; }
+ls "$out"/kim/*.tmp-* >/dev/null 2>&1 && fail "temporary files left in $out/kim: $(ls "$out/kim")"
+
+# Resubmit: kim's task alone, then everyone merges.
+"$labkit" bulk submit --resubmit "$out" >"$tmp/resubmit.out" 2>&1
+status=$?
+cat "$tmp/resubmit.out"
+job2=$(tail -n 1 "$out/job.txt")
+[[ $status -eq 0 && $job2 != "$job" ]] && grep -q "^#SBATCH --array=$kim " "$out/resubmit-1.sbatch" \
+  && echo "ok   --resubmit: job $job2, --array=$kim (kim only)" || fail "--resubmit: exit $status"
+t2=$(date +%s)  # one task's build: its own wait
+while [[ -n $(squeue -h -j "$job2" 2>/dev/null) ]]; do
+  if (($(date +%s) - t2 > limit)); then fail "job $job2 still running after $limit s"; scancel "$job2"; break; fi
+  sleep 5
+done
+"$labkit" bulk collect "$out" >"$tmp/collect.out" 2>&1
+status=$?
 cat "$tmp/collect.out"
-[[ $status -eq 0 ]] && echo "ok   collect: every student merged" || fail "collect: exit $status"
+[[ $status -eq 0 ]] && echo "ok   collect after the resubmit: every student merged" || fail "collect: exit $status"
+"$labkit" bulk submit --resubmit "$out" 2>&1 | grep -q "nothing to resubmit" && echo "ok   --resubmit: nothing left to grade" \
+  || fail "--resubmit after all graded"
 echo "---- class.csv ----"; cat "$out/class.csv"; echo "----"
 
-"$python" - "$out" "$src" <<'PY' && echo "ok   class.csv, results.json and task.json of each student" || fail "results (above)"
+"$python" - "$out" "$src" "$cluster_binding" <<'PY' && echo "ok   class.csv, results.json and task.json of each student" || fail "results (above)"
 import csv, glob, json, sys
 out, src = sys.argv[1], sys.argv[2]
 # Every lab of the kit, and the points of all of them: each student gets a row per lab.
@@ -95,14 +144,17 @@ assert rows[("ada", "01-restrict-unroll")]["correct"] == ""   # evidence only: c
 assert rows[("ada", "04-float4")]["correct"] == "false"
 # The synthetic class, in evidence mode: its expected.csv holds the verdicts of a full grade.
 assert v("s000-solution", "03-tiling") == "passed", rows[("s000-solution", "03-tiling")]
-students = ("ada", "s000-solution")
+students = ("ada", "kim", "s000-solution")
 assert len(rows) == n_labs * len(students), (len(rows), n_labs)  # 2 students x every lab
 for s in students:
     gs = json.load(open(f"{out}/{s}/results.json"))
     assert len(gs["tests"]) == n_labs and gs["max_score"] == max_points, (s, len(gs["tests"]), gs["max_score"], max_points)
     t = json.load(open(f"{out}/{s}/task.json"))
     assert t["node"] and t["array_task_id"] != "" and t["build"]["setup"] == "ok", t
-    assert t["cuda_visible_devices"] != "", t                # Slurm gave the task a (fake) GPU
+    assert t["cuda_visible_devices"] != "" and t["slurm_gpus"] != "", t  # Slurm gave the task a (fake) GPU
+    # Bound to its one CPU (task/affinity; start-cluster.sh falls back to no binding where it cannot).
+    assert t["cpus_allowed"] and ("," not in t["cpus_allowed"] and "-" not in t["cpus_allowed"]
+                                  or "task/none" in sys.argv[3]), t["cpus_allowed"]
 ada = json.load(open(f"{out}/ada/grade.json"))
 failed = [r for r in ada["results"] if r["lab"]["id"] == "04-float4"][0]
 assert "did not compile" in failed["message"] and "error" in failed["message"], failed["message"]

@@ -21,12 +21,14 @@ if ! LABKIT_SLURM_GPUS=real start_cluster "$tmp/cluster"; then
   echo "SKIP: Slurm cannot start on this machine: $cluster_error"
   exit 77
 fi
-echo "ok   single-node Slurm up in $(($(date +%s) - t0)) s: $(sinfo -h -N -o '%N %T %c CPUs %G')"
+echo "ok   single-node Slurm up in $(($(date +%s) - t0)) s: $(sinfo -h -N -o '%N %T %c CPUs %G'); $cluster_binding"
 "$python" "$src/tools/slurm/synthetic-class.py" "$tmp/class" --size "$size" --kit "$src" || { fail "synthetic-class"; exit 1; }
 
 out=$tmp/out
 ts=$(date +%s)
-"$labkit" bulk submit "$tmp/class/submissions" --out "$out" --task grade --cpus-per-task "$(nproc)" --time 01:00:00 \
+# One task per GPU at a time, each with its share of the CPUs (all of them would let one task run).
+cpus=$(($(nproc) / $(ls /dev/nvidia[0-9]* | wc -l)))
+"$labkit" bulk submit "$tmp/class/submissions" --out "$out" --task grade --cpus-per-task "$((cpus > 0 ? cpus : 1))" --time 01:00:00 \
   --partition test --lab-timeout 60 --kit "$src" >"$tmp/submit.out" 2>&1
 status=$?
 cat "$tmp/submit.out"
@@ -49,7 +51,7 @@ import csv, json, sys
 out, expected_csv, wall = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rows = {(r["student"], r["lab"]): r for r in csv.DictReader(open(f"{out}/class.csv"))}
 bad = n = 0
-print(f"{'student':<28} {'expected':<15} {'got':<15} {'score':>6} {'speedup':>8}  GPU (CUDA_VISIBLE_DEVICES)  sandbox")
+print(f"{'student':<28} {'expected':<15} {'got':<15} {'score':>6} {'speedup':>8}  GPU (Slurm's index, UUID)  sandbox")
 for e in csv.DictReader(open(expected_csv)):
     r = rows.get((e["student"], e["lab"]), {})
     task = json.load(open(f"{out}/{e['student']}/task.json"))
@@ -59,7 +61,7 @@ for e in csv.DictReader(open(expected_csv)):
     ok = r.get("verdict") == e["verdict"]
     bad += not ok
     print(f"{e['student']:<28} {e['verdict']:<15} {r.get('verdict', '-'):<15} {r.get('score', ''):>6} "
-          f"{r.get('speedup', ''):>8}  {r.get('gpu', '')[:28]} ({task.get('cuda_visible_devices', '')})  "
+          f"{r.get('speedup', ''):>8}  {r.get('gpu', '')[:28]} ({task.get('slurm_gpus', '')}, {r.get('gpu_uuid', '')[:12]})  "
           f"{sandbox}{'' if ok else '   <-- WRONG'}")
     n += 1
 print(f"{n} submissions, {bad} verdicts not as expected; the array ran {wall} s ({3600 * n / max(wall, 1):.0f} submissions per hour)")

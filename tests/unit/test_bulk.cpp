@@ -118,8 +118,71 @@ TEST_CASE("the CSV has the stated columns and quotes what needs it") {
       bulk::parse_student("o'neil", grade({result("03-tiling", "passed", 1.5, 2, 1.75, kNoise * 2, true, "GPU, \"big\"")}),
                           nullptr, kNoise)};
   const std::string csv = bulk::class_csv(c);
-  CHECK(csv == "student,lab,verdict,correct,speedup,score,max_score,gpu,flags\n"
-               "o'neil,03-tiling,passed,true,1.7500,1.5,2,\"GPU, \"\"big\"\"\",noisy\n");
+  CHECK(csv == "student,lab,verdict,correct,speedup,score,max_score,gpu,flags,node,gpu_index,gpu_uuid,"
+               "max_sm_clock_mhz,min_sm_clock_mhz\n"
+               "o'neil,03-tiling,passed,true,1.7500,1.5,2,\"GPU, \"\"big\"\"\",noisy,,,,1980,1980\n");
+}
+
+TEST_CASE("which GPU graded a student: node, Slurm's index, nvidia-smi's UUID on every row") {
+  const json task = {{"node", "gpu07"}, {"slurm_gpus", "1"}, {"cuda_visible_devices", "0"},
+                     {"gpu", {{"name", "NVIDIA H100 80GB HBM3"}, {"uuid", "GPU-abc"}, {"max_sm_clock_mhz", 1980}}}};
+  const auto s = bulk::parse_student("f", grade({result("03-tiling", "passed", 2, 2, 1.9)}), task, kNoise);
+  CHECK(s.gpu_index == "1");  // Slurm's index, not CUDA's renumbered one
+  CHECK(s.gpu_uuid == "GPU-abc");
+  CHECK(s.rows[0].node == "gpu07");
+  const auto cells = bulk::csv_cells(s.rows[0]);
+  REQUIRE(cells.size() == 14);
+  CHECK(cells[9] == "gpu07");
+  CHECK(cells[10] == "1");
+  CHECK(cells[11] == "GPU-abc");
+  // Without slurm_gpus (a task run by hand), CUDA_VISIBLE_DEVICES names it.
+  const auto t = bulk::parse_student("g", grade({result("03-tiling", "passed", 2, 2, 1.9)}),
+                                     json{{"cuda_visible_devices", "3"}}, kNoise);
+  CHECK(t.gpu_index == "3");
+}
+
+TEST_CASE("a student not graded yet: not-graded rows in the CSV, nothing in histograms or leaderboard") {
+  std::vector<bulk::StudentResult> c{bulk::parse_student("a", grade({result("03-tiling", "passed", 2, 2, 2.0)}), nullptr, kNoise)};
+  const std::vector<bulk::Problem> pending{{"kim", "grade.json is missing; see grade.log", {"03-tiling", "06-fusion"}},
+                                           {"students.txt line 9", "not a student id", {"03-tiling"}}};
+  const std::string csv = bulk::class_csv(c, pending);
+  CHECK(csv.find("\nkim,03-tiling,not-graded,,,,,,not-graded,,,,,\n") != std::string::npos);
+  CHECK(csv.find("\nkim,06-fusion,not-graded,,,,,,not-graded,,,,,\n") != std::string::npos);
+  CHECK(csv.find("students.txt") == std::string::npos);  // not a student: missing.txt names it, the CSV cannot
+  CHECK(bulk::not_graded_rows(pending[0]).size() == 2);
+  CHECK(bulk::histograms(c).at(0).count == 1);
+  const std::string text = bulk::summary_text(c, pending, "NVIDIA H100", kNoise);
+  CHECK(text.find("Not graded yet") != std::string::npos);
+  CHECK(text.find("kim: grade.json is missing") != std::string::npos);
+  CHECK(text.find("--resubmit") != std::string::npos);
+}
+
+TEST_CASE("a GPU whose maximum SM clock is not the majority's is flagged other-clock; GPU rows") {
+  auto student = [](const std::string& id, const std::string& index, int max_clock, double speedup) {
+    json r = result("03-tiling", "passed", 2, 2, speedup);
+    r["device"]["max_sm_clock_mhz"] = max_clock;
+    return bulk::parse_student(id, grade({r}),
+                               json{{"node", "n1"}, {"slurm_gpus", index}, {"gpu", {{"uuid", "GPU-" + index}}}}, kNoise);
+  };
+  std::vector<bulk::StudentResult> c{student("a", "0", 1980, 2.00), student("b", "0", 1980, 2.02),
+                                     student("c", "1", 1980, 1.98), student("d", "2", 1755, 1.80)};
+  bulk::flag_other_clock(c);
+  CHECK(c[0].rows[0].flags.empty());
+  CHECK(flags(c[3].rows[0]) == std::vector<std::string>{"other-clock"});
+  const auto gpus = bulk::gpu_rows(c);
+  REQUIRE(gpus.size() == 3);
+  CHECK(gpus[0].uuid == "GPU-0");
+  CHECK(gpus[0].students == 2);
+  CHECK(gpus[0].max_sm_clock_mhz == 1980);
+  CHECK(gpus[2].flags == std::vector<std::string>{"other-clock"});
+  // Class median of 03: 1.99; GPU 0's median 2.01, GPU 2's 1.80.
+  CHECK(gpus[0].relative_speed == doctest::Approx(2.01 / 1.99));
+  CHECK(gpus[2].relative_speed == doctest::Approx(1.80 / 1.99));
+  // A tie of clocks goes to the higher one: nobody at the higher clock is flagged.
+  std::vector<bulk::StudentResult> tie{student("e", "0", 1980, 2.0), student("f", "1", 1755, 2.0)};
+  bulk::flag_other_clock(tie);
+  CHECK(tie[0].rows[0].flags.empty());
+  CHECK(flags(tie[1].rows[0]) == std::vector<std::string>{"other-clock"});
 }
 
 TEST_CASE("malformed grade.json is an error that says what is wrong") {

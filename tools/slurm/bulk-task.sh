@@ -11,9 +11,10 @@
 #   4. grades each built lab in its own process with a time limit (LABKIT_BULK_MODE=grade: its
 #      grading executable with --json, as `labkit grade` runs it; evidence: its PTX checks only,
 #      no GPU needed);
-#   5. records the node, the GPU (nvidia-smi: model, driver, SM clocks before and after) and the
-#      times in task.env, and runs `labkit bulk finish`, which writes results.json (Gradescope),
-#      grade.json and task.json into OUT/<student>/.
+#   5. records the node, the GPU (its index as Slurm gave it; nvidia-smi: model, UUID, PCI bus,
+#      driver, SM clocks before and after), the CPUs it was bound to and the times in task.env, and
+#      runs `labkit bulk finish`, which writes results.json (Gradescope), task.json and, last,
+#      grade.json into OUT/<student>/.
 # Everything the task prints goes to OUT/<student>/grade.log; Slurm's own log gets one line.
 # Exit 0 when results.json was written (whatever the student's score), 99 when it could not be.
 #   usage: bulk-task.sh TASK_INDEX   with LABKIT_BULK_OUT, LABKIT_BULK_KIT, LABKIT_BULK_LABKIT,
@@ -42,21 +43,36 @@ work=${LABKIT_BULK_SCRATCH:-${TMPDIR:-/tmp}}/labkit-bulk-${SLURM_ARRAY_JOB_ID:-$
 rm -rf "$work" && mkdir -p "$work/kit" || { echo "bulk-task: cannot create $work" >&3; exit 99; }
 [[ ${LABKIT_BULK_KEEP:-0} == 1 ]] || trap 'rm -rf "$work"' EXIT
 
-# Without device cgroups nvidia-smi lists every GPU of the node: pick the one Slurm gave us.
-gpu_sel=()
-if command -v nvidia-smi >/dev/null && [[ -n ${CUDA_VISIBLE_DEVICES:-} ]] \
-   && (($(nvidia-smi -L 2>/dev/null | wc -l) > 1)); then
+# One GPU per task, as Slurm means it: --gres=gpu:1 gives the task one GPU, named in
+# SLURM_JOB_GPUS (its index among the node's GPUs) and CUDA_VISIBLE_DEVICES (what CUDA opens). With
+# device cgroups (ConstrainDevices=yes) the task cannot even open the others; without, nvidia-smi
+# lists every GPU of the node and CUDA sees the one of CUDA_VISIBLE_DEVICES. CUDA numbers GPUs in
+# PCI bus order here, as nvidia-smi does, so that nvidia-smi -i names the GPU CUDA grades on.
+export CUDA_DEVICE_ORDER=PCI_BUS_ID
+slurm_gpus=${SLURM_JOB_GPUS:-${SLURM_STEP_GPUS:-}}
+gpu_sel=() smi_gpus=0
+command -v nvidia-smi >/dev/null && smi_gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if ((smi_gpus > 1)) && [[ -n ${CUDA_VISIBLE_DEVICES:-} ]]; then
   gpu_sel=(-i "${CUDA_VISIBLE_DEVICES%%,*}")
 fi
+devices_constrained=$( ((smi_gpus == 1)) && echo yes || echo no)
 gpu_query() {  # one CSV line for the task's GPU, or nothing
   command -v nvidia-smi >/dev/null || return 0
   nvidia-smi "${gpu_sel[@]}" --format=csv,noheader,nounits \
-    --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,pstate 2>/dev/null | head -1
+    --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,pstate,uuid,index,pci.bus_id 2>/dev/null | head -1
 }
 gpu_procs() {  # processes already computing on the task's GPU
   command -v nvidia-smi >/dev/null || return 0
   nvidia-smi "${gpu_sel[@]}" --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c . || true
 }
+# The CPUs the task may run on (Slurm's task/affinity or task/cgroup bind it to its
+# --cpus-per-task): the judge splits these, and only these, between the lab and itself
+# (sched_getaffinity), so two tasks on one node never share a CPU.
+cpus_allowed=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
+if [[ -n ${SLURM_CPUS_PER_TASK:-} ]] && (($(nproc) > SLURM_CPUS_PER_TASK)); then
+  echo "bulk-task: warning: $(nproc) CPUs allowed ($cpus_allowed) for --cpus-per-task=$SLURM_CPUS_PER_TASK: the cluster does not bind tasks to their CPUs (TaskPlugin=task/affinity or task/cgroup); tasks beside this one may share CPUs with it"
+fi
+echo "bulk-task: GPU $slurm_gpus (CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}, nvidia-smi sees $smi_gpus), CPUs $cpus_allowed"
 gpu_before=$(gpu_query) other_procs=$(gpu_procs)
 
 # 2. The kit (not its solutions, tests, docs, hidden folders or build folders), and the
@@ -122,6 +138,7 @@ if ((${#submitted[@]})); then
   done
 fi
 
+tg=$(date +%s)
 # 4. Grade each built lab: `labkit grade` (the judge) runs the lab's code in its sandboxed harness,
 #    with its own time limit and `timeout` as the backstop. The sandbox also hides the submissions
 #    folder and the class's output (LABKIT_HIDE), so no student sees another's work.
@@ -141,7 +158,10 @@ for id in "${submitted[@]}"; do
   echo "bulk-task: $id exit $code"
 done
 
-# 5. What the task saw, then results.json through `labkit bulk finish`.
+grading_seconds=$(($(date +%s) - tg))
+
+# 5. What the task saw, then results.json through `labkit bulk finish` (which writes grade.json
+#    last, by rename: a task killed before that leaves no grade.json, so nothing of it is merged).
 one() { tr -d '\n' <<<"$1"; }
 {
   echo "student=$student"
@@ -153,6 +173,10 @@ one() { tr -d '\n' <<<"$1"; }
   echo "array_job_id=${SLURM_ARRAY_JOB_ID:-}"
   echo "array_task_id=${SLURM_ARRAY_TASK_ID:-}"
   echo "cuda_visible_devices=${CUDA_VISIBLE_DEVICES:-}"
+  echo "slurm_gpus=$slurm_gpus"
+  echo "devices_constrained=$devices_constrained"
+  echo "cpus_allowed=$cpus_allowed"
+  echo "grading_seconds=$grading_seconds"
   echo "start=$(date -Is -d "@$t0")"
   echo "end=$(date -Is)"
   echo "setup=$setup"

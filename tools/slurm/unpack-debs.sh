@@ -7,7 +7,8 @@
 # packages' postinst scripts would have made (update-alternatives: slurmctld -> slurmctld-wlm).
 #   usage: tools/slurm/unpack-debs.sh DEBDIR
 #   DEBDIR: munge libmunge2 slurmctld slurmd slurm-client slurm-wlm-basic-plugins, and
-#           libhwloc15 libjson-c5 liblua5.1-0 liblz4-1 libnuma1 libreadline8 libyaml-0-2
+#           libhwloc15 libjson-c5 liblua5.1-0 liblz4-1 libnuma1 libreadline8 libyaml-0-2, and
+#           libdbus-1-3 (cgroup_v2.so, for device cgroups; put in only where the system lacks it)
 set -euo pipefail
 debs=${1:?usage: unpack-debs.sh DEBDIR}
 [[ $(id -u) -eq 0 ]] || { echo "unpack-debs: run as root" >&2; exit 1; }

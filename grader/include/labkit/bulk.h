@@ -15,6 +15,16 @@
 //                  (StoppingRule::max_noise of labkit/pair_timing.h unless told otherwise)
 //       other-gpu  the student's GPU model differs from the majority of the class's
 //       low-clock  a timed shape ran below 90% of the GPU's maximum SM clock (throttled)
+//       other-clock  the student's GPU has another maximum SM clock than the majority's (counted
+//                  per student, as other-gpu): same model, differently set up
+//       not-graded the student has no complete result yet (see below)
+//   * Which GPU graded a student: the node, the GPU index as Slurm gave it (task.json
+//     "slurm_gpus", else its CUDA_VISIBLE_DEVICES) and the UUID nvidia-smi gave for it
+//     (task.json "gpu".uuid); on every row of the student, and per GPU in gpu_rows().
+//   * Not graded yet: a student of students.txt without a complete result (no folder, grade.json
+//     or results.json missing or unreadable: the task never ran, was killed or is running) is a
+//     Problem. class_csv() lists such a student with one row per lab of `Problem::labs`, verdict
+//     not-graded, every other field empty but the flag; histograms and leaderboard leave them out.
 //   * GPU of a student: the grader's device name in any of their results; else the task's
 //     nvidia-smi name. The majority counts students, not labs; ties go to the name first in
 //     alphabetical order. Students without a known GPU are never flagged other-gpu.
@@ -39,8 +49,11 @@ struct BulkError : std::runtime_error {
 // with '.'; at most 128 characters.
 bool valid_student_id(const std::string& id);
 
+inline const char* kNotGraded = "not-graded";
+
 struct LabRow {
   std::string student, lab, kind, verdict, gpu;
+  std::string node, gpu_index, gpu_uuid;  // which GPU graded it (see the contract)
   std::optional<bool> correct;
   double speedup = 0, speedup_low = 0, speedup_high = 0;  // 0: not measured
   double score = 0, max_score = 0;
@@ -51,7 +64,8 @@ struct LabRow {
 };
 
 struct StudentResult {
-  std::string student, gpu, node;
+  std::string student, gpu, node, gpu_index, gpu_uuid;
+  int max_sm_clock_mhz = 0;  // the GPU's maximum SM clock (0: unknown)
   std::vector<LabRow> rows;
 };
 
@@ -63,10 +77,34 @@ std::string majority_gpu(const std::vector<StudentResult>& students);
 // Adds other-gpu (against `majority`) to every row of a student on another GPU.
 void flag_other_gpu(std::vector<StudentResult>& students, const std::string& majority);
 
-// student,lab,verdict,correct,speedup,score,max_score,gpu,flags (RFC 4180 quoting).
-std::string class_csv(const std::vector<StudentResult>& students);
+// Adds other-clock to every row of a student whose GPU's maximum SM clock is known and differs
+// from the majority of the known ones (students counted; a tie goes to the higher clock).
+void flag_other_clock(std::vector<StudentResult>& students);
+
+struct Problem {
+  std::string student, reason;
+  std::vector<std::string> labs;  // the rows class.csv lists as not-graded
+};
+
+// student,lab,verdict,correct,speedup,score,max_score,gpu,flags,node,gpu_index,gpu_uuid,
+// max_sm_clock_mhz,min_sm_clock_mhz (RFC 4180 quoting); then the not-graded rows of `pending`.
+std::string class_csv(const std::vector<StudentResult>& students, const std::vector<Problem>& pending = {});
 // One row's fields of the class CSV, unquoted (the class page shows the same strings).
 std::vector<std::string> csv_cells(const LabRow& r);
+// The not-graded rows of one pending student.
+std::vector<LabRow> not_graded_rows(const Problem& p);
+
+// One GPU of the class (node + UUID, else node + index, else model): who it graded and how.
+struct GpuRow {
+  std::string node, index, uuid, name;
+  int max_sm_clock_mhz = 0;
+  int students = 0, results = 0, timed = 0, low_clock = 0;
+  // Median over labs of (this GPU's median speedup of the lab's correct results / the class's
+  // median of the lab); 0 when no lab has a correct timed result on this GPU.
+  double relative_speed = 0;
+  std::vector<std::string> flags;  // other-gpu, other-clock, low-clock (any of its results)
+};
+std::vector<GpuRow> gpu_rows(const std::vector<StudentResult>& students);
 
 struct Histogram {
   std::string lab;
@@ -85,10 +123,6 @@ struct LeaderEntry {
 // lab -> entries, fastest first, at most `top` each.
 std::map<std::string, std::vector<LeaderEntry>> leaderboard(const std::vector<StudentResult>& students,
                                                             std::size_t top);
-
-struct Problem {
-  std::string student, reason;
-};
 
 std::string summary_text(const std::vector<StudentResult>& students, const std::vector<Problem>& problems,
                          const std::string& majority, double max_noise);
