@@ -210,6 +210,7 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
   if (root.contains("contract")) {
     if (s.kind != LabKind::conv) r.fail("\"contract\" is only allowed when \"kind\" is \"conv\"");
     s.contract = r.choice("contract", kContracts);
+  }
   if (root.contains("sanitize")) {
     // The compute-sanitizer tools of the memory check in every grade (labkit grade): memcheck by
     // default, racecheck too where the technique is shared memory; [] turns the check off.
