@@ -4,7 +4,7 @@
 # reports, `labkit profile`, `labkit grade --sanitize` and `labkit calibrate`, and print a short
 # summary last. Logs go to $OUT (if set) or to the build dir.
 #
-#   tools/gpu-test.sh [--suites] [--part 1|2] [--two-gpus] [BUILD_DIR]        (default build-gpu)
+#   tools/gpu-test.sh [--suites] [--part 1|2] [--gpus N] [BUILD_DIR]        (default build-gpu)
 #
 # --suites: the build and the test suites only (GPU suites included), with their summary; the
 # tools' runs above (benchmark, reports, profile, sanitizer, calibration) add several minutes,
@@ -14,9 +14,10 @@
 # the GPU unit tests; part 2 the suite test-labs (the grader against tests/labs: grader-*,
 # cheat-*, sanitize-*, report-*). Part 2 reuses BUILD_DIR when part 1 left it configured (ninja
 # rebuilds what changed), so a second call on a machine still warm skips the build.
-# --two-gpus (implies --suites): on a machine with two or more GPUs, both parts at once, part 1 on
-# GPU 0 and the first half of the CPUs, part 2 on GPU 1 and the second half (each grade sees one
-# GPU and its own CPUs, as one Slurm task of tools/slurm would); the wall time of the slower part.
+# --gpus N (implies --suites; N >= 2 GPUs in the machine): the tests at once on N GPUs, part 1 on
+# GPU 0, part 2's tests dealt round robin to GPUs 1..N-1, each shard on its own GPU and its own
+# 1/N of the CPUs (each grade sees one GPU and its own CPUs, as one Slurm task of tools/slurm
+# would); the wall time of the slowest shard.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 suites_only=0
@@ -25,13 +26,15 @@ while [[ ${1:-} == --* ]]; do
   case $1 in
     --suites) suites_only=1; shift ;;
     --part) part=${2:-}; suites_only=1; shift 2 ;;
-    --two-gpus) part=both; suites_only=1; shift ;;
-    *) echo "gpu-test: unknown option $1 (--suites, --part 1|2, --two-gpus)"; exit 2 ;;
+    --gpus) part=shards; shards=${2:-}; suites_only=1; shift 2 ;;
+    *) echo "gpu-test: unknown option $1 (--suites, --part 1|2, --gpus N)"; exit 2 ;;
   esac
 done
-if [[ $part != 0 && $part != 1 && $part != 2 && $part != both ]]; then echo "gpu-test: --part takes 1 or 2, got '$part'"; exit 2; fi
-if [[ $part == both ]] && (($(nvidia-smi -L 2>/dev/null | grep -c '^GPU') < 2)); then
-  echo "gpu-test: --two-gpus needs two GPUs; nvidia-smi lists $(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"; exit 2
+if [[ $part != 0 && $part != 1 && $part != 2 && $part != shards ]]; then echo "gpu-test: --part takes 1 or 2, got '$part'"; exit 2; fi
+if [[ $part == shards ]]; then
+  have=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  [[ $shards =~ ^[0-9]+$ ]] && ((shards >= 2 && shards <= have)) ||
+    { echo "gpu-test: --gpus takes 2 up to the GPUs here ($have), got '$shards'"; exit 2; }
 fi
 build=${1:-build-gpu}
 logs=${OUT:-$build}
@@ -53,22 +56,30 @@ fi
 # The tests of this run: all but the labs suite (the skeletons, graded 0), or one part of them
 # (test-labs: the grader against tests/labs, tests/meson.build).
 selection=(--no-suite labs)
-testlogs=("$build/meson-logs/testlog.json")
-if [[ $part == both ]]; then
-  # Two meson runs in one build dir: each its own log base (meson-logs/testlog-partN.json).
+if [[ $part == shards ]]; then
+  # One meson run a GPU in one build dir, each with its own log base (meson-logs/testlog-shardK.json).
   ncpu=$(nproc)
-  half=$((ncpu / 2))
-  CUDA_VISIBLE_DEVICES=0 taskset -c "0-$((half - 1))" meson test -C "$build" --no-rebuild "${selection[@]}" \
-    --no-suite test-labs --logbase testlog-part1 --print-errorlogs >"$logs/test-part1.log" 2>&1 &
-  first=$!
-  CUDA_VISIBLE_DEVICES=1 taskset -c "$half-$((ncpu - 1))" meson test -C "$build" --no-rebuild "${selection[@]}" \
-    --suite test-labs --logbase testlog-part2 --print-errorlogs >"$logs/test-part2.log" 2>&1
-  second=$?
-  wait "$first"
-  test_status=$(($? | second))
-  cat "$logs/test-part1.log" "$logs/test-part2.log" >"$logs/test.log"
-  testlogs=("$build/meson-logs/testlog-part1.json" "$build/meson-logs/testlog-part2.json")
-  cat "${testlogs[@]}" >"$build/meson-logs/testlog.json"
+  per=$((ncpu / shards))
+  mapfile -t labtests < <(meson test -C "$build" --no-rebuild --list --suite test-labs 2>/dev/null |
+                          sed -E 's/^[^:]*:[^ ]* / /; s/^.* \/ //' | sort)
+  pids=()
+  for ((k = 0; k < shards; k++)); do
+    if ((k == 0)); then
+      # The real-GPU Slurm class takes every GPU of the node: tools/slurm/measure-class.sh runs it alone.
+      args=("${selection[@]}" --no-suite test-labs --no-suite slurm-gpu)
+    else
+      args=()
+      for ((i = k - 1; i < ${#labtests[@]}; i += shards - 1)); do args+=("${labtests[i]}"); done
+      ((${#args[@]})) || continue
+    fi
+    CUDA_VISIBLE_DEVICES=$k taskset -c "$((k * per))-$((k * per + per - 1))" meson test -C "$build" --no-rebuild \
+      "${args[@]}" --logbase "testlog-shard$k" --print-errorlogs >"$logs/test-shard$k.log" 2>&1 &
+    pids+=($!)
+  done
+  test_status=0
+  for p in "${pids[@]}"; do wait "$p" || test_status=1; done
+  cat "$logs"/test-shard*.log >"$logs/test.log"
+  cat "$build"/meson-logs/testlog-shard*.json >"$build/meson-logs/testlog.json"
 else
   ((part == 1)) && selection+=(--no-suite test-labs)
   ((part == 2)) && selection+=(--suite test-labs)
@@ -111,7 +122,7 @@ race_status=$?
 calibrate_status=$?
 fi
 
-echo "================ labkit gpu-test summary$( ((suites_only)) && echo " (--suites)")$( [[ $part == both ]] && echo ", both parts on two GPUs" || { ((part)) && echo " part $part of 2"; }) ================"
+echo "================ labkit gpu-test summary$( ((suites_only)) && echo " (--suites)")$( [[ $part == shards ]] && echo ", on $shards GPUs at once" || { ((part)) && echo " part $part of 2"; }) ================"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null \
   | sed 's/^/GPU: /'
 echo "--- tests (meson test --no-suite labs) ---"
