@@ -62,7 +62,7 @@ constexpr std::pair<const char*, HostEvidence> kHostEvidence[] = {
 const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision", "timed",
                                      "target_speedup", "targets_by_gpu", "correctness_share", "evidence",
                                      "host_evidence", "hints", "map", "network_accuracy", "batch",
-                                     "speedup_of", "tiers", "arch_specific"};
+                                     "speedup_of", "tiers", "arch_specific", "evidence_share"};
 
 }  // namespace
 
@@ -158,6 +158,9 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
       throw LabSpecError(e.what());
     }
   }
+  if (root.contains("evidence_share"))
+    s.evidence_share = r.number("evidence_share", 0, 1, "a number from 0 to 1 (the share of the timed GPU time the "
+                                                      "kernels carrying each pattern must take)");
   if (root.contains("host_evidence")) {
     const json& he = root.at("host_evidence");
     if (!he.is_array()) r.fail("\"host_evidence\" must be an array");
