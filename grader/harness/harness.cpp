@@ -118,9 +118,9 @@ int serve(const LabProgram& lab, const std::vector<std::size_t>& reserve_pinned,
       const std::string op = request.at("op").get<std::string>();
       tensors.map(wire::kTensorFd, request.value("tensor_bytes", std::size_t(0)));
       set_phase("the kit's harness");
-      // The previous request's timed region: its records are taken here, outside its clock (a
-      // ping, the judge's round-trip probe, takes nothing).
-      if (op != "ping") take_window(op == "prepare");
+      // The previous request's timed region: its records are taken here, outside its clock, when
+      // the judge asks for them (a ping, the judge's round-trip probe, touches nothing).
+      if (op != "ping") take_window(op == "prepare", request.contains("executed_out"));
       if (op == "ping") reply = json::object();
       else if (lab.conv) reply = conv_op(*lab.conv, op, request, tensors);
       else reply = map_op(*lab.map, op, request, tensors);

@@ -53,11 +53,12 @@ std::function<void()> conv_reserve_early(const std::vector<std::size_t>& floats)
 // device synchronize.
 void window_open();
 void window_close();
-// Before each request: when the previous request closed a window, the tracer's records are taken
-// now (a forced CUPTI flush, outside the judge's clock) and those that meet the window are kept
-// for this request's reply (labkit/executed_evidence.h gives the format); `discard` (prepare)
-// drops what was recorded since the last take.
-void take_window(bool discard);
+// Before each request: when the previous request closed a window and this request asks for its
+// records (`wanted`: it names "executed_out"), the tracer's records are taken now (a forced CUPTI
+// flush, outside the judge's clock) and those that meet the window are kept for this request's
+// reply (labkit/executed_evidence.h gives the format); unwanted, the window is forgotten without a
+// flush. `discard` (prepare) drops what was delivered since the last take, without a flush.
+void take_window(bool discard, bool wanted);
 // The kept records, written into the tensor file where the request's "executed_out" {offset,
 // bytes} says; the reply's "executed" entry ({"bytes": n}), or null when there is nothing to send.
 nlohmann::json send_window(const nlohmann::json& request, const Tensors& t);

@@ -67,13 +67,12 @@ void window_close() {
   g_window.closed = true;
 }
 
-void take_window(bool discard) {
-  if (g_window.closed) {
-    g_kept = window_json(g_window);
-    g_window = {};
-  } else if (discard) {
+void take_window(bool discard, bool wanted) {
+  if (g_window.closed && wanted) g_kept = window_json(g_window);
+  if (g_window.closed) g_window = {};
+  if (discard) {
     g_kept.reset();
-    (void)activity::take_traced();
+    activity::clear_traced();
   }
 }
 

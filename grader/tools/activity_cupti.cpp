@@ -262,6 +262,13 @@ Traced take_traced() {
   return t;
 }
 
+void clear_traced() {
+  State& st = state();
+  std::lock_guard lock(st.mutex);
+  st.intervals.clear();
+  st.dropped = 0;
+}
+
 Recorder::Recorder() {
   bool expected = false;
   if (!g_recording.compare_exchange_strong(expected, true)) {

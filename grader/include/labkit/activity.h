@@ -134,6 +134,9 @@ std::string start_tracing();
 bool tracing();
 std::uint64_t timestamp_ns();  // CUPTI's clock (the records' clock); 0 when it cannot be read
 Traced take_traced();
+// Drops what was delivered since the last take, without a flush (cheap: records still in CUPTI's
+// buffers arrive with the next take, older than any window opened after this call).
+void clear_traced();
 
 // Pure functions used by stop(), exposed for CPU unit testing.
 // summarize: intervals, streams, overlap and busy time from intervals (available = true).
