@@ -295,6 +295,7 @@ json run(const ConvOps& ops, const json& rq) {
            f.at("hi").get<float>(), p.d_out, p.shape.output_size());
   }
   set_phase("conv_forward_gpu");
+  window_open();
   const auto t0 = Clock::now();
   LABKIT_CUDA_CHECK(cudaEventRecord(ev.start));
   ops.forward(p.d_out, p.d_in, p.d_mask, p.shape);
@@ -302,6 +303,7 @@ json run(const ConvOps& ops, const json& rq) {
   // The whole device: work left on other streams is part of the call.
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
   const double host_ms = ms_since(t0);
+  window_close();
   set_phase("the kit's digest of the output (after conv_forward_gpu)");
   const std::uint64_t digest = device_digest(p.d_out, p.shape.output_size());
   return {{"event_ms", ev.elapsed_ms()}, {"host_ms", host_ms}, {"digest", digest}};
@@ -341,6 +343,7 @@ json layer(const ConvOps& ops, const json& rq, const Tensors& t) {
   std::optional<activity::Recorder> recorder;
   if (rq.value("record", false)) recorder.emplace();
   float *d_out = nullptr, *d_in = nullptr, *d_mask = nullptr;
+  window_open();
   const auto t0 = Clock::now();
   set_phase("conv_forward_gpu_prolog");
   ops.prolog(p.out->data(), p.in->data(), p.mask->data(), &d_out, &d_in, &d_mask, p.shape);
@@ -350,6 +353,7 @@ json layer(const ConvOps& ops, const json& rq, const Tensors& t) {
   ops.epilog(p.out->data(), d_out, d_in, d_mask, p.shape);
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
   const double host_ms = ms_since(t0);
+  window_close();
   // Inside the judge's clock: the digest seals the output the layer left when it returned.
   set_phase("the kit's digest of the output (after the layer)");
   const std::uint64_t digest = fresh::host_digest(p.out->span());  // several threads: it runs inside the clock

@@ -85,12 +85,14 @@ json prepare(const json& rq) {
 json run(const MapOps& ops) {
   if (!g_pending.data) throw KitError("run before prepare");
   static EventPair ev;
+  window_open();
   const auto t0 = Clock::now();
   LABKIT_CUDA_CHECK(cudaEventRecord(ev.start));
   forward(ops, *g_pending.data, g_pending.dims);
   LABKIT_CUDA_CHECK(cudaEventRecord(ev.stop));
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
   const double host_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  window_close();
   set_phase("the kit's digest of the data (after map_forward_gpu)");
   const std::uint64_t digest = device_digest(g_pending.data->p, g_pending.data->n);
   return {{"event_ms", ev.elapsed_ms()}, {"host_ms", host_ms}, {"digest", digest}};

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <unordered_map>
 
 namespace labkit::evidence {
 namespace {
@@ -253,6 +254,56 @@ std::vector<PtxFunction> parse_ptx(std::string_view s) {
   return out;
 }
 
+std::vector<std::vector<std::size_t>> call_graph(const std::vector<PtxFunction>& functions) {
+  std::unordered_map<std::string, std::size_t> callable;  // .func only: kernels are launched, not called
+  for (std::size_t i = 0; i < functions.size(); ++i)
+    if (!functions[i].entry) callable.emplace(functions[i].name, i);
+  std::vector<std::vector<std::size_t>> graph(functions.size());
+  for (std::size_t i = 0; i < functions.size(); ++i) {
+    for (const std::string& line : functions[i].lines) {
+      if (!starts_with_word(line, "call") && !line.starts_with("call.")) continue;
+      // Every identifier of the statement that names a function: the callee (the return and
+      // parameter names are %-registers or param symbols, never a function's name).
+      for (std::size_t p = 0; p < line.size();) {
+        if (!is_ident(line[p]) || line[p] == '%') {
+          ++p;
+          continue;
+        }
+        std::size_t e = p;
+        while (e < line.size() && is_ident(line[e])) ++e;
+        const bool after_percent = p > 0 && line[p - 1] == '%';
+        if (auto it = callable.find(line.substr(p, e - p)); !after_percent && it != callable.end()) {
+          auto& out = graph[i];
+          if (std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
+        }
+        p = e;
+      }
+    }
+  }
+  return graph;
+}
+
+std::vector<std::size_t> reachable(const std::vector<std::vector<std::size_t>>& graph, std::size_t root) {
+  std::vector<std::size_t> out{root};
+  std::vector<bool> seen(graph.size(), false);
+  seen.at(root) = true;
+  for (std::size_t k = 0; k < out.size(); ++k)
+    for (std::size_t next : graph.at(out[k]))
+      if (!seen.at(next)) {
+        seen[next] = true;
+        out.push_back(next);
+      }
+  return out;
+}
+
+int count_matches(const std::vector<std::string>& lines, const std::string& regex, std::string* example) {
+  const std::regex re = compile(regex, "evidence pattern");
+  int n = 0;
+  for (const std::string& line : lines)
+    if (std::regex_search(line, re) && n++ == 0 && example != nullptr) *example = line;
+  return n;
+}
+
 Report check(std::string_view ptx, const std::vector<Pattern>& patterns) {
   const std::vector<PtxFunction> functions = parse_ptx(ptx);
   Report report;
@@ -303,10 +354,43 @@ std::string read_ptx_file(const fs::path& path) {
   return text;
 }
 
+namespace {
+
+// "  found   ld.shared in tiled (93% of timed GPU time; needs 50%): loads from shared memory"
+std::string executed_line(const Finding& f) {
+  const Pattern& p = f.pattern;
+  const std::string in = function_list(f.kernels);
+  const std::string pct = f.share > 0 && f.share < 0.001 ? "<0.1%"
+                          : f.share < 0.1                ? fmt::format("{:.1f}%", 100 * f.share)
+                                                         : fmt::format("{:.0f}%", 100 * f.share);
+  std::string detail;
+  if (p.absent) {
+    detail = f.ok ? "" : fmt::format(" in {} ({} of timed GPU time), must be absent", in, pct);
+  } else if (f.ok) {
+    detail = fmt::format(" in {} ({} of timed GPU time; needs {:.0f}%)", in, pct, 100 * f.needed_share);
+  } else {
+    detail = f.why.empty() ? "" : " " + f.why;
+  }
+  if (!f.ok && p.absent && !f.why.empty() && f.kernels.empty()) detail = " " + f.why;
+  const char* tag = p.absent ? (f.ok ? "absent " : "PRESENT") : (f.ok ? "found  " : "MISSING");
+  const std::string hint = f.ok || p.hint.empty() ? "" : " -> " + p.hint;
+  return fmt::format("  {} {}{}: {}{}\n", tag, p.name, detail, p.description, hint);
+}
+
+}  // namespace
+
 std::string format_report(const Report& report) {
   if (report.findings.empty()) return "  no evidence patterns\n";
   std::string out;
+  if (report.executed && !report.unverified.empty())
+    out += fmt::format("  unverified: {}; no evidence credit (the static PTX check does not stand in)\n", report.unverified);
+  else if (report.executed && !report.summary.empty())
+    out += fmt::format("  {}\n", report.summary);
   for (const Finding& f : report.findings) {
+    if (report.executed) {
+      out += executed_line(f);
+      continue;
+    }
     const Pattern& p = f.pattern;
     const std::string in = function_list(f.functions);
     std::string detail;

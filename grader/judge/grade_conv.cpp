@@ -297,6 +297,7 @@ void grade_conv(Context& ctx) {
     }
     ctx.phase_done(fmt::format("timed pairs of {} ({} lab calls)", grading[i].name, log.calls));
     record_call_costs(result, log);
+    ctx.windows.insert(ctx.windows.end(), log.windows.begin(), log.windows.end());
   }
   result.timed = true;
   for (HostEvidence kind : ctx.spec.host_evidence) {

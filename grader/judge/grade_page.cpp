@@ -109,17 +109,29 @@ void roofline(html::Page& page, const json& r) {
   page.table(table);
 }
 
+// Executed-kernel evidence: which kernels carry the pattern and their share of the timed GPU time.
+std::string executed_detail(const json& p) {
+  if (!p.contains("share")) return "";
+  std::string kernels;
+  for (const json& k : list(p, "kernels")) kernels += (kernels.empty() ? "" : ", ") + k.get<std::string>();
+  if (!kernels.empty())
+    return fmt::format(" (in {}: {:.1f}% of timed GPU time; needs {:.0f}%)", kernels, 100 * num(p, "share"),
+                       100 * num(p, "needed_share"));
+  return str(p, "why").empty() ? "" : " (" + str(p, "why") + ")";
+}
+
 void evidence(html::Page& page, const json& r) {
   const json& e = sub(r, "evidence");
   if (list(e, "patterns").empty() && list(e, "host").empty()) return;
-  html::Table t{"evidence", fmt::format("PTX of {}, {} kernel(s); run-time checks", str(sub(r, "lab"), "kernel"), e.value("kernels", 0)),
+  const std::string basis = list(e, "patterns").empty() ? std::string() : e.value("basis", std::string()) + "; ";
+  html::Table t{"evidence", fmt::format("{}PTX of {}, {} kernel(s); run-time checks", basis, str(sub(r, "lab"), "kernel"), e.value("kernels", 0)),
                 {"Evidence", "Status", "Count", "What it shows", "Next"}, {}, true};
   for (const json& p : list(e, "patterns")) {
     const bool ok = p.value("ok", false), absent = p.value("absent", false);
     const std::string status = absent ? (ok ? "absent (as required)" : "PRESENT (must be absent)") : (ok ? "found" : "MISSING");
     t.rows.push_back({html::Cell{str(p, "name")}, html::Cell{status, ok ? "good" : "bad"},
                       html::number(std::to_string(p.value("count", 0)), p.value("count", 0)),
-                      html::Cell{str(p, "description")}, html::Cell{ok ? "" : str(p, "hint")}});
+                      html::Cell{str(p, "description") + executed_detail(p)}, html::Cell{ok ? "" : str(p, "hint")}});
   }
   for (const json& h : list(e, "host")) {
     const bool ok = h.value("ok", false);

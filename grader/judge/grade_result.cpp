@@ -62,6 +62,17 @@ nlohmann::json to_json(const GradeResult& r) {
                         {"absent", f.pattern.absent}, {"min_count", f.pattern.min_count},
                         {"count", f.count}, {"functions", f.functions}, {"example", f.example},
                         {"ok", f.ok}});
+  // Executed-kernel evidence: what share of the timed GPU time the kernels carrying each pattern took.
+  if (r.evidence.executed)
+    for (std::size_t i = 0; i < r.evidence.findings.size(); ++i) {
+      const evidence::Finding& f = r.evidence.findings[i];
+      findings[i]["share"] = f.share;
+      findings[i]["needed_share"] = f.needed_share;
+      findings[i]["kernels"] = f.kernels;
+      findings[i]["why"] = f.why;
+    }
+  json ran = json::array();
+  for (const auto& [kernel, share] : r.evidence.ran) ran.push_back({{"kernel", kernel}, {"share", share}});
   json host = json::array();
   for (const HostEvidenceReport& h : r.host_evidence)
     host.push_back({{"name", h.name}, {"ok", h.ok}, {"detail", h.detail}});
@@ -88,6 +99,8 @@ nlohmann::json to_json(const GradeResult& r) {
                   {"peaks", peaks}, {"still", still}}},
       {"evidence", {{"ok", r.evidence.ok}, {"kernels", r.evidence.kernels}, {"patterns", findings},
                     {"text", evidence::format_report(r.evidence)},
+                    {"basis", r.evidence.basis}, {"executed", r.evidence.executed},
+                    {"unverified", r.evidence.unverified}, {"ran", ran},
                     {"host", host}}},
       {"score", {{"total", r.score.total}, {"max", r.score.max}, {"lines", lines}}},
       {"sandbox", r.sandbox},

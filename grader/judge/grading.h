@@ -6,6 +6,7 @@
 #include <string>
 
 #include "labkit/device.h"
+#include "labkit/executed_evidence.h"
 #include "labkit/judge.h"
 #include "labkit/lab_spec.h"
 #include "labkit/session.h"
@@ -41,6 +42,8 @@ struct Context {
   // The device's free memory just before the lab's process last started (0: unknown): what the
   // kit's own allocations had to share with it (judge.cpp, out_of_device_memory).
   std::size_t free_before_lab = 0;
+  // Every graded timed call's kernel records (labkit/executed_evidence.h), for the evidence.
+  std::vector<executed::Window> windows;
 };
 
 // Each leaves result.verdict empty (correct so far) or sets a failure; throws LabFailure for what

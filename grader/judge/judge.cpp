@@ -14,6 +14,7 @@
 #include "labkit/cpu_partition.h"
 #include "labkit/cuda_check.h"
 #include "labkit/device.h"
+#include "labkit/executed_evidence.h"
 #include "labkit/lab_spec.h"
 #include "labkit/stats.h"
 #include "timing_checks.h"
@@ -67,8 +68,21 @@ void finish_verdict(const LabSpec& spec, GradeResult& r) {
   const std::size_t n = std::count_if(r.cases.begin(), r.cases.end(), [](const CaseReport& c) { return !c.warning_only; });
   if (!r.evidence.ok || !host_ok) {
     r.verdict = verdict::kMissingEvidence;
-    r.message = fmt::format("Correct on all {} cases, but the technique of this lab is not in the code (see "
-                            "Evidence): the speedup earns no points without it.", n);
+    const evidence::Report& e = r.evidence;
+    if (!host_ok || e.ok)
+      r.message = fmt::format("Correct on all {} cases, but the technique of this lab is not in the code (see "
+                              "Evidence): the speedup earns no points without it.", n);
+    else if (e.executed && !e.unverified.empty())
+      r.message = fmt::format("Correct on all {} cases, but the kernels that ran in the timed calls could not be "
+                              "verified ({}): the technique earns no credit without them, and the speedup no points.",
+                              n, e.unverified);
+    else if (e.executed)
+      r.message = fmt::format("Correct on all {} cases, but the technique of this lab is not in the kernels that did "
+                              "the timed work (see Evidence, from the executed kernels): the speedup earns no points "
+                              "without it.", n);
+    else
+      r.message = fmt::format("Correct on all {} cases, but the technique of this lab is not in the code (see "
+                              "Evidence): the speedup earns no points without it.", n);
     if (!r.contract_note.empty()) r.message += " " + r.contract_note;
     r.hint = !spec.hint_evidence.empty() ? spec.hint_evidence : "Apply the technique the handout describes.";
   } else {
@@ -178,7 +192,10 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   r.timed_region = to_string(spec.timed);
   r.target_speedup = spec.target_speedup;
   r.score.max = spec.points;
-  r.evidence = evidence::check(evidence::read_ptx_file(lab.ptx), spec.evidence);
+  // The static whole-module search: the pre-check of --evidence-only and of runs that time nothing.
+  // A graded run replaces it with the kernels that ran in the timed calls (below).
+  const std::string ptx = evidence::read_ptx_file(lab.ptx);
+  r.evidence = evidence::check(ptx, spec.evidence);
   if (opt.evidence_only) {
     r.verdict = r.evidence.ok ? verdict::kPassed : verdict::kMissingEvidence;
     if (spec.evidence.empty()) {
@@ -187,7 +204,9 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
       r.message = "This lab has no PTX pattern: its technique (" + (kinds.empty() ? std::string("none") : kinds) +
                   ") is checked at run time, on a GPU.";
     } else {
-      r.message = r.evidence.ok ? "The PTX shows the technique (evidence only: correctness and speed not checked)."
+      r.message = r.evidence.ok ? "The PTX shows the technique (evidence only: correctness and speed not checked). "
+                                  "A pre-check: a graded run counts the technique only in the kernels that ran in "
+                                  "the timed calls."
                                 : "The PTX does not show the technique (evidence only).";
     }
     return r;
@@ -209,7 +228,7 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   r.peak_sm_clock_mhz = d.peak_sm_clock_mhz;
   r.max_sm_clock_mhz = read_sm_clock().max_sm_mhz;
 
-  Context ctx{lab, spec, resolved, r, {}, nullptr, {}, std::chrono::steady_clock::now(), {}};
+  Context ctx{lab, spec, resolved, r, {}, nullptr, {}, std::chrono::steady_clock::now(), {}, 0, {}};
   ctx.session.harness = lab.harness;
   ctx.session.lab_id = lab.id;
   ctx.session.kind = to_string(spec.kind);
@@ -236,6 +255,9 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   for (const std::string& x : opt.show) ctx.session.policy.read_only_extra.push_back(x);
   ctx.session.extra_fds = opt.extra_fds;
   ctx.session.close_wait_s = opt.close_wait_s;
+  // The harness records every kernel (labkit/activity.h's tracer), except under compute-sanitizer,
+  // which CUPTI must not meet; such a run times nothing, and its evidence stays the static check.
+  if (opt.under_sanitizer) ctx.session.harness_args.push_back("--no-trace");
   ctx.session.startup_s = std::min(60.0, opt.timeout_s);
   ctx.session.deadline = start + std::chrono::milliseconds(static_cast<long long>(opt.timeout_s * 1000));
   r.verdict.clear();  // empty = correct so far; the grading steps set a failure
@@ -257,6 +279,9 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
     if (e.code() != cudaErrorMemoryAllocation) throw;
     out_of_device_memory(ctx, fmt::format("the judge: {}", e.what()), r);
   }
+  // The technique must be in the kernels that did the timed work (labkit/executed_evidence.h).
+  if (r.verdict.empty() && r.timed && !spec.evidence.empty())
+    r.evidence = executed::check(ptx, spec.evidence, ctx.windows, spec.evidence_share);
   if (ctx.harness) {
     ctx.harness->close();
     if (opt.session_end) *opt.session_end = ctx.harness->end();

@@ -66,7 +66,8 @@ constexpr std::pair<const char*, Contract> kContracts[] = {{"general", Contract:
 const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision", "timed",
                                      "target_speedup", "targets_by_gpu", "correctness_share", "evidence",
                                      "host_evidence", "hints", "map", "network_accuracy", "batch",
-                                     "speedup_of", "tiers", "arch_specific", "contract", "sanitize"};
+                                     "speedup_of", "tiers", "arch_specific", "contract", "sanitize",
+                                     "evidence_share"};
 
 }  // namespace
 
@@ -162,6 +163,9 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
       throw LabSpecError(e.what());
     }
   }
+  if (root.contains("evidence_share"))
+    s.evidence_share = r.number("evidence_share", 0, 1, "a number from 0 to 1 (the share of the timed GPU time the "
+                                                      "kernels carrying each pattern must take)");
   if (root.contains("host_evidence")) {
     const json& he = root.at("host_evidence");
     if (!he.is_array()) r.fail("\"host_evidence\" must be an array");

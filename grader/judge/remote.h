@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "labkit/conv.h"
+#include "labkit/executed_evidence.h"
 #include "labkit/device.h"
 #include "labkit/grade_result.h"
 #include "labkit/lab_spec.h"
@@ -91,7 +92,17 @@ struct RemoteLog {
   // last timed call is always checked. Empty when the last call was checked.
   std::function<void()> check_last;
   int checked = 0;  // calls whose output was read and checked
+  // The records of the kernels that ran in each timed call (labkit/executed_evidence.h), sent by
+  // the harness in the request after it (finish), in the order of the calls.
+  std::vector<executed::Window> windows;
 };
+
+// Where a timed call's records travel: a region of the tensor file, named in the request after the
+// timed one ("executed_out"), and read back from its reply's "executed": {"bytes": n}. A reply
+// without it, or with a size out of the region, gives an unavailable window, never a failure.
+nlohmann::json executed_out(std::uint64_t offset);
+executed::Window executed_window(TensorFile& tensors, std::uint64_t offset, const nlohmann::json& reply,
+                                 std::string group, double wall_ms, double reported_ms);
 
 // Adds the time since the last lap (or construction) to one of RemoteLog's parts.
 class CallClock {

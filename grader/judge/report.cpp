@@ -130,8 +130,9 @@ void evidence(std::string& out, const json& r) {
   const json& host = list(e, "host");
   if (list(e, "patterns").empty() && host.empty()) return;
   const int kernels = e.value("kernels", 0);
-  out += fmt::format("\nEvidence of the technique (PTX of {}, {} kernel{})\n", str(sub(r, "lab"), "kernel"), kernels,
-                     kernels == 1 ? "" : "s");
+  const std::string basis = list(e, "patterns").empty() ? std::string() : e.value("basis", std::string());
+  out += fmt::format("\nEvidence of the technique ({}PTX of {}, {} kernel{})\n", basis.empty() ? "" : basis + "; ",
+                     str(sub(r, "lab"), "kernel"), kernels, kernels == 1 ? "" : "s");
   if (!list(e, "patterns").empty()) out += str(e, "text");  // evidence::format_report, one line a pattern
   for (const json& h : host)
     out += fmt::format("  {:<7} {} (run time): {}\n", h.value("ok", false) ? "found" : "MISSING",

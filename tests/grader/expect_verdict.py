@@ -13,6 +13,7 @@ checks:
   --no-warning           no case is a failing warning
   --text TEXT            the message, hint, a case's detail or a sanitizer finding contains TEXT
                          (repeatable: each must be found)
+  --evidence-text TEXT   the evidence report (evidence.text, one line a pattern) contains TEXT
   --speedup-contains X   the geometric-mean speedup interval, widened by the printed precision
                          of speedups (0.005), contains X
   --twice                run COMMAND twice; the two speedups must agree within 3%
@@ -173,6 +174,8 @@ def main():
     ap.add_argument("--warning", action="append", default=[])
     ap.add_argument("--no-warning", action="store_true")
     ap.add_argument("--text", action="append", default=[])
+    ap.add_argument("--evidence-text", action="append", default=[],
+                    help="the evidence report (one line a pattern) contains TEXT")
     ap.add_argument("--speedup-contains", type=float)
     ap.add_argument("--twice", action="store_true")
     ap.add_argument("--score-zero", action="store_true")
@@ -255,6 +258,10 @@ def main():
     for text in a.text:
         if not any(text in t for t in texts):
             failures.append(f"no message, hint, case detail or sanitizer finding contains {text!r}")
+    evidence_text = r.get("evidence", {}).get("text", "")
+    for text in a.evidence_text:
+        if text not in evidence_text:
+            failures.append(f"the evidence report does not contain {text!r}")
     if r.get("verdict") != "passed" and r.get("score", {}).get("total", 0) >= r.get("score", {}).get("max", 1) > 0:
         failures.append("a failed lab got full marks")
     if not r.get("score", {}).get("max", 0) > 0:

@@ -108,6 +108,16 @@ TEST_CASE("sanitize: memcheck unless lab.json names the tools; unknown or repeat
   CHECK(error_of(with(R"("memcheck")")).find("must be an array") != std::string::npos);
 }
 
+TEST_CASE("evidence_share: 0.5 unless lab.json says, from 0 to 1") {
+  CHECK(labkit::load_lab_spec(write(kGood)).evidence_share == 0.5);
+  const auto with = [](const std::string& v) { return replace(kGood, "\"timed\": \"op\",", "\"timed\": \"op\", \"evidence_share\": " + v + ","); };
+  CHECK(labkit::load_lab_spec(write(with("0.3"))).evidence_share == 0.3);
+  CHECK(labkit::load_lab_spec(write(with("1"))).evidence_share == 1.0);
+  CHECK(error_of(with("1.5")).find("\"evidence_share\" must be a number from 0 to 1") != std::string::npos);
+  CHECK(error_of(with("-0.1")).find("\"evidence_share\"") != std::string::npos);
+  CHECK(error_of(with("\"half\"")).find("\"evidence_share\"") != std::string::npos);
+}
+
 TEST_CASE("targets_by_gpu: the target of the GPU model grading, else the default, and why") {
   const auto spec = labkit::load_lab_spec(write(replace(kGood, R"("target_speedup": 1.8,)",
       R"("target_speedup": 1.8, "targets_by_gpu": {

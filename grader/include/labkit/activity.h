@@ -27,7 +27,9 @@
 //   * Recording instruments kernels and adds overhead (most on the first launch of a module):
 //     never time a call while recording.
 //   * Only one Recorder may exist at a time in a process (CUPTI's activity state is global); a
-//     second one reports available=false. Recorder is used from one thread; the CUDA work it
+//     second one reports available=false. Where the tracer below runs (the harness), a Recorder
+//     shares its CUPTI subscription: it adds MEMORY2 for its window and reads a copy of the
+//     tracer's records, which it never takes away. Recorder is used from one thread; the CUDA work it
 //     records may come from any thread. CUPTI delivers records on its own threads; the file-static
 //     state they fill is guarded by a mutex.
 //   * Failure to initialize CUPTI (no driver, a libcupti of another major version, another
@@ -55,6 +57,7 @@ struct Interval {
   std::string name;       // kernel name (mangled, as CUPTI gives it) or "HtoD"/"DtoH"/"DtoD"/"memset"
   bool pageable = false;  // a copy from or to pageable host memory: synchronous for the host, the
                           // usual reason a streams lab shows no overlap
+  std::uint64_t threads = 0;  // kernels: grid size x block size
 };
 
 // One allocation or release, as stop() feeds them to memory_use().
@@ -100,10 +103,40 @@ class Recorder {  // RAII: the constructor enables the activity kinds; stop() fl
 
  private:
   bool owner_ = false;    // this Recorder holds the process's CUPTI state
+  bool shared_ = false;   // the tracer's subscription: MEMORY2 only is this Recorder's
   bool stopped_ = false;
+  std::size_t dropped_at_start_ = 0;  // the tracer's drop count when a shared Recorder started
   std::uint64_t started_ns_ = 0;  // CUPTI time at the start: older records are not this window's
   std::string why_;       // set when the constructor could not start recording
 };
+
+// The always-on tracer (the harness): kernels, copies and memsets of the whole process from
+// start_tracing() until it exits, so that a lab cannot tell the calls the judge times from the
+// others (labkit/executed_evidence.h). The harness notes timestamp_ns() around each timed region
+// and, in its next request (outside the judge's clock), takes the records.
+//   * start_tracing(): "" when recording, else why not (another CUPTI client, no driver, a
+//     libcupti of another major version); calling it again returns the first answer. Static
+//     initializers that ran before it are not recorded.
+//   * take_traced(): flushes CUPTI (forced: call it with the device idle, or records of work
+//     still running are lost and counted as dropped) and hands back every record delivered since
+//     the last take, in no particular order, without stopping. At most kMaxTraced records are
+//     kept between takes; the rest count as dropped.
+//   * dropped counts what CUPTI lost (its per-context count, read when each buffer is delivered),
+//     records delivered without timestamps and the overflow above.
+inline constexpr std::size_t kMaxTraced = std::size_t(1) << 20;
+struct Traced {
+  bool available = false;  // false: not tracing (`why`)
+  std::string why;
+  std::vector<Interval> intervals;
+  std::size_t dropped = 0;
+};
+std::string start_tracing();
+bool tracing();
+std::uint64_t timestamp_ns();  // CUPTI's clock (the records' clock); 0 when it cannot be read
+Traced take_traced();
+// Drops what was delivered since the last take, without a flush (cheap: records still in CUPTI's
+// buffers arrive with the next take, older than any window opened after this call).
+void clear_traced();
 
 // Pure functions used by stop(), exposed for CPU unit testing.
 // summarize: intervals, streams, overlap and busy time from intervals (available = true).

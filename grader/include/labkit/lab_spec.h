@@ -19,6 +19,9 @@
 //                          1.30x on an H200); target_for() picks it
 //       correctness_share  in [0, 1]: the part of `points` a correct result earns by itself
 //       evidence           array of PTX patterns (labkit/evidence.h), may be empty
+//       evidence_share     optional, in [0, 1], default 0.5: in a graded run a pattern counts only
+//                          when the kernels that carry it take at least this share of the GPU time
+//                          of the lab's timed calls (labkit/executed_evidence.h)
 //       host_evidence      optional array: "streams" (>= 2 streams with overlap),
 //                          "no_extra_memory" (device memory stays near input + output + mask)
 //       hints              optional {"correctness": "...", "performance": "...", "evidence": "..."}
@@ -113,6 +116,7 @@ struct LabSpec {
   std::vector<GpuTarget> targets_by_gpu;
   double correctness_share = 0.5;
   std::vector<evidence::Pattern> evidence;
+  double evidence_share = 0.5;
   std::vector<HostEvidence> host_evidence;
   std::string hint_correctness, hint_performance, hint_evidence;
   MapWorkload map;

@@ -1,0 +1,14 @@
+// Cheat: a correct plain conv does all the timed work; a kernel that is never launched holds
+// 02-constant-memory's evidence (loads from __constant__ memory). The PTX, searched as a whole, shows the technique, and a static check
+// gave full evidence credit (issue 37). The judge counts a pattern only in the kernels that ran in
+// the timed calls: expected verdict missing-evidence ("which never ran in a timed call").
+#include "../common.cuh"
+
+
+__constant__ float dead_mask[64];
+__global__ void dead_constant(float* out) { out[threadIdx.x] = dead_mask[threadIdx.x % 64] * 2.0f; }
+
+TEST_LAB_STANDARD_PROLOG_EPILOG
+void labkit::conv_forward_gpu(float* out, const float* in, const float* mask, const ConvShape& s) {
+  test_lab::launch(out, in, mask, s, 0, s.output_size());
+}
