@@ -3,9 +3,7 @@
 // message, never a judge crash and never kit-error. Runs on any machine, without a GPU; each case
 // runs bare and, where bubblewrap works here, inside the sandbox too.
 #include <doctest/doctest.h>
-#include <fcntl.h>
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -17,6 +15,8 @@
 #include "grader/protocol/wire.h"
 #include "labkit/grade_result.h"
 #include "labkit/session.h"
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace {
 
@@ -146,63 +146,6 @@ TEST_CASE("a session destroyed while paused kills and reaps its stopped harness"
       s.pause();
     }
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
-
-// The memory check's view (grader/cli/memory_check.h): an fd of the judge reaches the program in
-// front of the harness, and end() says how that program ended: its status after bye, an exit
-// before bye, a kill by the judge, a signal (bubblewrap's 128 + N as signal N).
-TEST_CASE("end(): how the wrapper in front of the harness ended; an extra fd reaches it") {
-  struct Run {
-    labkit::SessionEnd end;
-    std::string log;
-    std::string verdict = "none";
-  };
-  const auto run = [](const std::string& mode, const std::string& tail, labkit::sandbox::Mode sandbox, double seconds) {
-    int p[2];
-    REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
-    SessionOptions o = options(mode, sandbox, seconds);
-    o.wrapper = {"/bin/sh", "-c", "echo tool-line >&7; \"$@\"; " + tail, "sh"};
-    o.extra_fds = {{p[1], 7}};
-    Run r;
-    {
-      Session s(o);
-      try {
-        s.start();
-        s.call({{"op", "run"}}, "conv_forward_gpu (case test)");
-        s.close();
-      } catch (const LabFailure& f) {
-        r.verdict = f.verdict;
-        s.close();
-      }
-      r.end = s.end();
-    }
-    ::close(p[1]);
-    char buffer[256];
-    for (ssize_t n; (n = ::read(p[0], buffer, sizeof buffer)) > 0;) r.log.append(buffer, std::size_t(n));
-    ::close(p[0]);
-    return r;
-  };
-  for (auto sandbox : modes()) {
-    CAPTURE(int(sandbox));
-    Run r = run("good", "exit 86", sandbox, 10);
-    CHECK(r.verdict == "none");
-    CHECK(r.log == "tool-line\n");
-    CHECK(r.end.started);
-    CHECK(r.end.by_itself);
-    CHECK(r.end.after_bye);
-    CHECK(r.end.how.exited);
-    CHECK(r.end.how.exit_code == 86);
-    r = run("exit-on-request", "exit 0", sandbox, 10);
-    CHECK(r.verdict == verdict::kProtocolError);
-    CHECK(r.end.by_itself);
-    CHECK_FALSE(r.end.after_bye);
-    r = run("good", "kill -9 $$", sandbox, 10);
-    CHECK(r.end.by_itself);
-    CHECK(r.end.after_bye);
-    CHECK_FALSE(r.end.how.exited);
-    CHECK(r.end.how.signal == 9);
-    r = run("hang-on-request", "exit 0", sandbox, 1.5);
-    CHECK(r.verdict == verdict::kTimeout);
-    CHECK_FALSE(r.end.by_itself);
   }
 }
 
@@ -308,4 +251,64 @@ TEST_CASE("framing: a frame round-trips; bad frames are named, never thrown") {
   CHECK(read_frame(q[0], f, std::chrono::steady_clock::now() + std::chrono::milliseconds(50), why) == ReadStatus::timeout);
   ::close(q[0]);
   ::close(q[1]);
+}
+
+
+// The memory check's view (grader/cli/memory_check.h): an fd of the judge reaches the program in
+// front of the harness, and end() says how that program ended: its status after bye, an exit
+// before bye, a kill by the judge, a signal (bubblewrap's 128 + N as signal N).
+TEST_CASE("end(): how the wrapper in front of the harness ended; an extra fd reaches it") {
+  struct Run {
+    labkit::SessionEnd end;
+    std::string log;
+    std::string verdict = "none";
+  };
+  const auto run = [](const std::string& mode, const std::string& tail, labkit::sandbox::Mode sandbox, double seconds) {
+    int p[2];
+    REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+    SessionOptions o = options(mode, sandbox, seconds);
+    o.wrapper = {"/bin/sh", "-c", "echo tool-line >&7; \"$@\"; " + tail, "sh"};
+    o.extra_fds = {{p[1], 7}};
+    Run r;
+    {
+      Session s(o);
+      try {
+        s.start();
+        s.call({{"op", "run"}}, "conv_forward_gpu (case test)");
+        s.close();
+      } catch (const LabFailure& f) {
+        r.verdict = f.verdict;
+        s.close();
+      }
+      r.end = s.end();
+    }
+    ::close(p[1]);
+    char buffer[256];
+    for (ssize_t n; (n = ::read(p[0], buffer, sizeof buffer)) > 0;) r.log.append(buffer, std::size_t(n));
+    ::close(p[0]);
+    return r;
+  };
+  for (auto sandbox : modes()) {
+    CAPTURE(int(sandbox));
+    Run r = run("good", "exit 86", sandbox, 10);
+    CHECK(r.verdict == "none");
+    CHECK(r.log == "tool-line\n");
+    CHECK(r.end.started);
+    CHECK(r.end.by_itself);
+    CHECK(r.end.after_bye);
+    CHECK(r.end.how.exited);
+    CHECK(r.end.how.exit_code == 86);
+    r = run("exit-on-request", "exit 0", sandbox, 10);
+    CHECK(r.verdict == verdict::kProtocolError);
+    CHECK(r.end.by_itself);
+    CHECK_FALSE(r.end.after_bye);
+    r = run("good", "kill -9 $$", sandbox, 10);
+    CHECK(r.end.by_itself);
+    CHECK(r.end.after_bye);
+    CHECK_FALSE(r.end.how.exited);
+    CHECK(r.end.how.signal == 9);
+    r = run("hang-on-request", "exit 0", sandbox, 1.5);
+    CHECK(r.verdict == verdict::kTimeout);
+    CHECK_FALSE(r.end.by_itself);
+  }
 }

@@ -62,6 +62,7 @@ TEST_CASE("the Timing section says the lab was stopped for the baseline, with th
   CHECK_MESSAGE(text.find("the lab was stopped for each of the baseline's 40 samples") != std::string::npos, text);
   CHECK_MESSAGE(text.find("still busy after 20 ms before 1") != std::string::npos, text);
   CHECK_MESSAGE(text.find("conv1 B=1000 1.050 (at most 1.25)") != std::string::npos, text);
+}
 
 TEST_CASE("the memory check's section: skipped, clean, or the tool's finding with how the tool ended") {
   labkit::GradeResult r;
@@ -81,3 +82,4 @@ TEST_CASE("the memory check's section: skipped, clean, or the tool's finding wit
   CHECK(text.find("memcheck   no errors (1.0 s)") != std::string::npos);
   CHECK(text.find("racecheck  protocol-error (compute-sanitizer was killed by SIGKILL) (1.5 s)") != std::string::npos);
 }
+
