@@ -110,6 +110,7 @@ Attribution attribute(const std::vector<Window>& windows, const std::vector<evid
   if (windows.empty()) return fail("no timed call sent its records");
   std::map<std::string, std::size_t> calls;                      // group -> windows
   std::map<std::string, std::map<std::string, double>> per_group;  // group -> kernel -> ms
+  std::map<std::string, double> covered, reported;                 // group -> ms, summed over its calls
   for (std::size_t i = 0; i < windows.size(); ++i) {
     const Window& w = windows[i];
     const std::string call = fmt::format("timed call {} ({})", i + 1, w.group);
@@ -134,11 +135,16 @@ Attribution attribute(const std::vector<Window>& windows, const std::vector<evid
       busy.emplace_back(s, e);
       if (r.kind == activity::Kind::kernel) kernels[r.name] += ms_of(e - s);
     }
-    const double covered = ms_of(union_ns(std::move(busy)));
-    if (covered < limits.min_coverage * w.reported_ms)
-      return fail(fmt::format("{}: the recorded GPU work covers {:.3f} ms of the {:.3f} ms the lab reported "
-                              "(at least {:.0f}% expected)", call, covered, w.reported_ms, 100 * limits.min_coverage));
+    covered[w.group] += ms_of(union_ns(std::move(busy)));
+    reported[w.group] += w.reported_ms;
   }
+  // Coverage over all of a shape's calls, not call by call: one short call's launch gaps (measured
+  // on an H200: 0.041 of 0.088 ms in one of 34 calls of the 12 solution, the rest above 90%) are
+  // no sign of missing records, while records left out of every call still are.
+  for (const auto& [group, ms] : covered)
+    if (ms < limits.min_coverage * reported[group])
+      return fail(fmt::format("the timed calls of {}: the recorded GPU work covers {:.3f} ms of the {:.3f} ms the lab "
+                              "reported (at least {:.0f}% expected)", group, ms, reported[group], 100 * limits.min_coverage));
   std::map<std::string, double> total;
   for (const auto& [group, kernels] : per_group)
     for (const auto& [name, ms] : kernels) total[name] += ms / double(calls[group]);

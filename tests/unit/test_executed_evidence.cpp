@@ -277,6 +277,13 @@ TEST_CASE("executed evidence: records the judge cannot believe earn nothing") {
                                  {Kind::memset, "memset", 400 * us, 600 * us, 7, 0}})},
                         functions).verified);
     CHECK_FALSE(ex::attribute({window({kernel("_Z8conv_mmav", 0, 300), kernel("_Z10conv_plainv", 100, 400)})}, functions).verified);
+    // Summed over a shape's calls: one short call with launch gaps among well-covered ones passes,
+    // the same gap in every call does not.
+    const ex::Window gap = window({kernel("_Z8conv_mmav", 0, 300)});
+    const ex::Window full = window({kernel("_Z8conv_mmav", 0, 950)});
+    CHECK(ex::attribute({full, gap, full, full}, functions).verified);
+    CHECK(why({gap, gap, full}).find("the timed calls of conv2 B=1000: the recorded GPU work covers 1.550 ms of the "
+                                    "3.000 ms") != std::string::npos);
   }
   SUBCASE("every pattern fails, with the reason, whatever the PTX holds") {
     ex::Window w = window({mma});

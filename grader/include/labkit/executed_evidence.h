@@ -20,9 +20,9 @@
 //         timed request plus Limits::wall_slack_ms;
 //       - each record has a known kind, ends after it starts and meets its window;
 //       - each kernel's name is a .entry function of the lab's PTX;
-//       - the union of all records inside a window covers at least Limits::min_coverage of the
-//         time the lab reported for that call (event_ms for Op Time, host_ms for Layer Time;
-//         copies and memsets count towards the union).
+//       - the union of all records inside each window, summed over the calls of one shape, covers
+//         at least Limits::min_coverage of the time the lab reported for those calls (event_ms for
+//         Op Time, host_ms for Layer Time; copies and memsets count towards the union).
 //   * Kernel time: the part of each kernel record inside its window. Calls are grouped by the
 //     grading shape they timed; a kernel's time is its mean per call of each group, summed over
 //     the groups (each shape weighs as one call of it, however many pairs the stopping rule took).
