@@ -17,21 +17,27 @@
 # --gpus N (implies --suites; N >= 2 GPUs in the machine): the tests at once on N GPUs, part 1 on
 # GPU 0, part 2's tests dealt round robin to GPUs 1..N-1, each shard on its own GPU and its own
 # 1/N of the CPUs (each grade sees one GPU and its own CPUs, as one Slurm task of tools/slurm
-# would); the wall time of the slowest shard.
+# would); the wall time of the slowest shard. With --part 2: part 2 alone, dealt to all N GPUs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 suites_only=0
 part=0
+shards=0
 while [[ ${1:-} == --* ]]; do
   case $1 in
     --suites) suites_only=1; shift ;;
     --part) part=${2:-}; suites_only=1; shift 2 ;;
-    --gpus) part=shards; shards=${2:-}; suites_only=1; shift 2 ;;
+    --gpus) shards=${2:-}; suites_only=1; shift 2 ;;
     *) echo "gpu-test: unknown option $1 (--suites, --part 1|2, --gpus N)"; exit 2 ;;
   esac
 done
-if [[ $part != 0 && $part != 1 && $part != 2 && $part != shards ]]; then echo "gpu-test: --part takes 1 or 2, got '$part'"; exit 2; fi
-if [[ $part == shards ]]; then
+if [[ $part != 0 && $part != 1 && $part != 2 ]]; then echo "gpu-test: --part takes 1 or 2, got '$part'"; exit 2; fi
+# --gpus N with --part 2: the test labs alone, dealt to all N GPUs.
+labs_only=0
+if ((shards)); then
+  ((part == 2)) && labs_only=1
+  ((part == 1)) && { echo "gpu-test: --gpus runs part 1 on GPU 0 already; --part 1 goes without --gpus"; exit 2; }
+  part=shards
   have=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   [[ $shards =~ ^[0-9]+$ ]] && ((shards >= 2 && shards <= have)) ||
     { echo "gpu-test: --gpus takes 2 up to the GPUs here ($have), got '$shards'"; exit 2; }
@@ -60,16 +66,19 @@ if [[ $part == shards ]]; then
   # One meson run a GPU in one build dir, each with its own log base (meson-logs/testlog-shardK.json).
   ncpu=$(nproc)
   per=$((ncpu / shards))
+  # "labkit:gpu+test-labs / NAME" (meson 1.0) or "gpu+test-labs - labkit:NAME" (meson 1.12)
   mapfile -t labtests < <(meson test -C "$build" --no-rebuild --list --suite test-labs 2>/dev/null |
-                          sed -E 's/^[^:]*:[^ ]* / /; s/^.* \/ //' | sort)
+                          sed -E 's#^.* / ##; s#^.* - [^:]+:##' | sort)
+  ((${#labtests[@]})) || { echo "gpu-test: meson test --list found no test-labs tests"; exit 1; }
+  first_lab_shard=$((labs_only ? 0 : 1))
   pids=()
   for ((k = 0; k < shards; k++)); do
-    if ((k == 0)); then
+    if ((k == 0 && !labs_only)); then
       # The real-GPU Slurm class takes every GPU of the node: tools/slurm/measure-class.sh runs it alone.
       args=("${selection[@]}" --no-suite test-labs --no-suite slurm-gpu)
     else
       args=()
-      for ((i = k - 1; i < ${#labtests[@]}; i += shards - 1)); do args+=("${labtests[i]}"); done
+      for ((i = k - first_lab_shard; i < ${#labtests[@]}; i += shards - first_lab_shard)); do args+=("${labtests[i]}"); done
       ((${#args[@]})) || continue
     fi
     CUDA_VISIBLE_DEVICES=$k taskset -c "$((k * per))-$((k * per + per - 1))" meson test -C "$build" --no-rebuild \

@@ -203,10 +203,14 @@ void grade_conv(Context& ctx) {
   std::vector<ConvCase> cases = contract == Contract::course
                                     ? course_cases(opt.seed, opt.batch, opt.under_sanitizer)
                                     : general;
-  if (!opt.under_sanitizer || opt.batch <= 64)
+  // Under the memory check and "course", the course's layers at batch 100 stand for the grading
+  // shapes, and the general shapes (warnings of the graded run) are not run: a K = 7-only kernel
+  // writes out of bounds on K = 3, which the course does not ask of it.
+  const bool course_sanitized = contract == Contract::course && opt.under_sanitizer;
+  if ((!opt.under_sanitizer || opt.batch <= 64) && !course_sanitized)
     for (const ConvCase& c : grading) cases.push_back(c);
   const std::size_t counted = cases.size();
-  if (contract == Contract::course)
+  if (contract == Contract::course && !course_sanitized)
     for (ConvCase& c : general) cases.push_back(std::move(c));
   general.clear();
   result.tolerance = check::conv_tolerance(grading.back().shape, ctx.spec.precision, check::max_abs(grading.back().input), check::max_abs(grading.back().mask)).rule + " (n = C*K*K of each case)";
