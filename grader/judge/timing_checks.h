@@ -40,14 +40,16 @@
 namespace labkit::judge {
 
 // How much slower the baseline may run beside the lab (during the pairs, the lab stopped around
-// each baseline sample) than with no lab process alive: timing-implausible above. These must come
-// from the measured spread of honest labs (the grade JSON's timing.shapes[].
-// baseline_beside_over_clean, over many grades of the solutions on the device), not from a guess:
-// too tight fails honest labs, too loose leaves the rest to a cheat. Measured on an H100 before
-// the lab was stopped for the baseline (honest labs): Op Time +0.4% to +2.3%; Layer Time (copies
-// and kernels of two processes' contexts) +6.7% to +9.5%. To be measured again with the lab
-// stopped on the device.
-inline constexpr double kInterferenceLimit = 1.10;       // Op Time
+// each baseline sample) than with no lab process alive: timing-implausible above. These come from
+// the measured spread of honest labs (the grade JSON's timing.shapes[].baseline_beside_over_clean,
+// over grades of the solutions): too tight fails honest labs, too loose leaves the rest to a cheat.
+// Op Time, with the lab stopped: 138 shapes of 6 rounds of `labkit grade --all --solutions` on
+// H200s (2026-11-28, three grades at once on one host) lay in [0.993, 1.005]; before the lab was
+// stopped an H100 gave +0.4% to +2.3%. 1.05 is ten times the worst excess seen with the lab
+// stopped. Layer Time: the 10 solution's layer (host copies over PCIe) gave 0.35 to 1.035 in the
+// same rounds, the clean runs themselves moving with the other grades' host traffic, and +6.7% to
+// +9.5% on an H100 before the stop: it keeps its 1.25 until a quieter measurement bounds it.
+inline constexpr double kInterferenceLimit = 1.05;       // Op Time
 inline constexpr double kLayerInterferenceLimit = 1.25;  // Layer Time
 
 class GpuDrain;
