@@ -163,9 +163,7 @@ void memory_check(const LabEntry& lab, json& r, const MemoryCheckOptions& o) {
     const auto t0 = Clock::now();
     LogPipe pipe;
     judge::Options so = o.judge;
-    so.wrapper = {front.string(), "--tool", tool, "--log-file", fmt::format("/proc/self/fd/{}", sanitizer::kLogFd),
-                  "--error-exitcode", std::to_string(sanitizer::kFoundErrors), "--print-limit", "100",
-                  "--show-backtrace", "device"};
+    so.wrapper = sanitizer::wrapper(front, tool, fmt::format("/proc/self/fd/{}", sanitizer::kLogFd));
     so.correctness_only = true;
     so.under_sanitizer = true;
     so.batch = o.batch;

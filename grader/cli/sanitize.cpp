@@ -40,9 +40,7 @@ json run_sanitized(const LabEntry& lab, const SanitizeOptions& o) {
   for (const std::string& tool : o.tools) {
     if (o.progress) fmt::print(stderr, "  compute-sanitizer --tool {} ...\n", tool);
     const fs::path log = dir / (tool + ".log");
-    const std::vector<std::string> wrapper{o.sanitizer.string(), "--tool", tool, "--log-file", log.string(),
-                                           "--error-exitcode", std::to_string(sanitizer::kFoundErrors), "--print-limit", "100",
-                                           "--show-backtrace", "device"};
+    const std::vector<std::string> wrapper = sanitizer::wrapper(o.sanitizer, tool, log.string());
     const auto t0 = std::chrono::steady_clock::now();
     json r = o.grade(wrapper);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -240,8 +240,10 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   ctx.kit_cpus = cpus.kit;
   const PinThread pin(cpus.split ? cpus.kit : std::vector<int>{});  // the judge times the Op Time baseline itself
   ctx.session.wrapper = opt.wrapper;
+  for (const std::string& x : opt.show) ctx.session.policy.read_only_extra.push_back(x);
   if (!opt.evidence_only && opt.sandbox == sandbox::Mode::bubblewrap && opt.probe.available) {
-    // The report names how much of the host the lab sees: the allow-list this session will mount.
+    // The report names how much of the host the lab sees: the allow-list this session will mount
+    // (after the memory check's folders joined it).
     sandbox::Policy shown = ctx.session.policy;
     shown.executable = lab.harness;
     std::vector<std::string> inside = opt.wrapper;
@@ -252,7 +254,6 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
       // A missing harness: the session's start says so, as a verdict.
     }
   }
-  for (const std::string& x : opt.show) ctx.session.policy.read_only_extra.push_back(x);
   ctx.session.extra_fds = opt.extra_fds;
   ctx.session.close_wait_s = opt.close_wait_s;
   // The harness records every kernel (labkit/activity.h's tracer), except under compute-sanitizer,

@@ -58,6 +58,11 @@ std::vector<fs::path> folders(const fs::path& front) {
   return {real.parent_path()};
 }
 
+std::vector<std::string> wrapper(const fs::path& program, const std::string& tool, const std::string& log_file) {
+  return {program.string(), "--tool", tool, "--log-file", log_file, "--error-exitcode", std::to_string(kFoundErrors),
+          "--print-limit", "100", "--show-backtrace", "device"};
+}
+
 Decision decide(const Report& log, const Run& run) {
   Decision d;
   const std::string what = fmt::format("compute-sanitizer {} on the small correctness cases", run.tool);

@@ -91,6 +91,12 @@ std::filesystem::path front_end(const std::filesystem::path& found);
 // libraries and launcher helpers live beside it), canonical. Empty when it does not exist.
 std::vector<std::filesystem::path> folders(const std::filesystem::path& front_end);
 
+// The command line put in front of the harness for one tool: its log to `log_file` (a path, or
+// /proc/self/fd/N for the judge's pipe), status kFoundErrors when it found errors, the first 100
+// findings with device backtraces. One definition for --sanitize and the memory check.
+std::vector<std::string> wrapper(const std::filesystem::path& program, const std::string& tool,
+                                 const std::string& log_file);
+
 // One tool's run over the lab's correctness cases, as the judge saw it.
 struct Run {
   std::string tool;
