@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "lab_process.h"
+#include "counter_check.h"
 #include "memory_check.h"
 #include "labkit/cuda_check.h"
 #include "labkit/exit_codes.h"
@@ -55,6 +56,8 @@ struct GradeOptions {
   bool quick = false;  // no memory check
   std::vector<std::string> sanitize_tools = sanitizer::kTools;
   std::string sanitizer_path, sanitize_logs;
+  std::string ncu_path;
+  bool no_counters = false;  // no executed-counter check
   int sanitize_batch = 8;
   std::string contract;  // empty: each lab's own (lab.json "contract")
 };
@@ -172,6 +175,20 @@ int run_grade(GradeOptions& o) {
     mem.grade = [](const LabEntry& lab, const judge::Options& so) { return grade_one(lab, so); };
   }
 
+  // The executed-counter check (counter_check.h), where lab.json asks for it and ncu can read the
+  // GPU's counters; without ncu the grade says its evidence is the kernels that ran.
+  const bool counters = memory && !o.no_counters;
+  CounterCheckOptions cnt;
+  if (counters) {
+    cnt.ncu = find_tool("ncu", o.ncu_path, ncu_install_dirs());
+    cnt.judge = jo;
+    cnt.batch = kMemoryCheckBatch;
+    cnt.timeout_s = std::min(jo.timeout_s, 300.0);
+    cnt.progress = !o.json;
+    cnt.keep_logs = o.sanitize_logs;
+    cnt.grade = [](const LabEntry& lab, const judge::Options& so) { return grade_one(lab, so); };
+  }
+
   std::vector<json> results;
   for (const LabEntry& lab : selected) {
     json r;
@@ -206,6 +223,15 @@ int run_grade(GradeOptions& o) {
         }
       } else if (memory) {
         memory_check_skipped(r, fmt::format("not needed: the verdict is {}", r.value("verdict", "")));
+      }
+      if (counters) {
+        try {
+          if (needs_counter_check(r, load_lab_spec(lab.lab_json, lab.id))) counter_check(lab, r, cnt);
+        } catch (const std::exception& e) {
+          r["verdict"] = verdict::kKitError;
+          r["message"] = fmt::format("The kit failed in the counter check of {}: {}", lab.id, e.what());
+          if (r.contains("score") && r["score"].is_object()) r["score"]["total"] = 0;
+        }
       }
     }
     r["exit_code"] = expected_exit(o.expect, r);
@@ -309,6 +335,8 @@ void add_grade(CLI::App& app, int& status) {
       ->check(CLI::IsMember(sanitizer::kTools));
   cmd->add_option("--sanitize-batch", o->sanitize_batch, "batch of the grading shapes under --sanitize")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--ncu", o->ncu_path, "the Nsight Compute CLI for the executed-counter check (default: PATH, the toolkit)");
+  cmd->add_flag("--no-counters", o->no_counters, "skip the executed-counter check (Nsight Compute) of labs that ask for it");
   cmd->add_option("--compute-sanitizer", o->sanitizer_path, "the compute-sanitizer program (memory check and --sanitize)");
   cmd->add_option("--sanitize-logs", o->sanitize_logs, "keep compute-sanitizer's own logs in this folder (memory check and --sanitize)");
   cmd->callback([o, &status] {

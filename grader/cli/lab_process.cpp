@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <cstdlib>
 #include <stdexcept>
@@ -161,6 +163,18 @@ std::filesystem::path find_tool(const std::string& name, const std::string& give
   for (const fs::path& d : dirs)
     if (runnable(d / name)) return d / name;
   return {};
+}
+
+// Nsight Compute also installs outside the toolkit's bin/ (/opt/nvidia/nsight-compute/<version>).
+std::vector<std::filesystem::path> ncu_install_dirs() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> dirs;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/opt/nvidia/nsight-compute", ec)) dirs.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(LABKIT_CUDA_ROOT, ec))
+    if (e.path().filename().string().starts_with("nsight-compute")) dirs.push_back(e.path());
+  std::sort(dirs.rbegin(), dirs.rend());  // newest version first
+  return dirs;
 }
 
 }  // namespace labkit::cli

@@ -70,5 +70,7 @@ std::optional<LabEntry> find_lab(const std::string& command, const std::string& 
 // toolkit's bin/ this build used, else under `extra_dirs`. Empty when none is found.
 std::filesystem::path find_tool(const std::string& name, const std::string& given,
                                 const std::vector<std::filesystem::path>& extra_dirs = {});
+// Where Nsight Compute installs besides PATH and the toolkit's bin/, newest first.
+std::vector<std::filesystem::path> ncu_install_dirs();
 
 }  // namespace labkit::cli

@@ -54,6 +54,7 @@
 #include <thread>
 
 #include "lab_process.h"
+#include "log_pipe.h"
 #include "labkit/grade_result.h"
 #include "labkit/lab_spec.h"
 #include "labkit/sanitizer.h"
@@ -66,71 +67,6 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// The judge's pipe the tool logs to: drained on a thread from the start (a tool blocked on a full
-// pipe would hang the run), kMaxLogBytes kept, everything counted.
-class LogPipe {
- public:
-  LogPipe() {
-    int p[2];
-    if (::pipe2(p, O_CLOEXEC) != 0)
-      throw std::runtime_error(std::string("cannot create the memory check's log pipe: ") + std::strerror(errno));
-    read_ = p[0];
-    write_ = p[1];
-    reader_ = std::thread([this] { drain(); });
-  }
-  ~LogPipe() {
-    close_write();
-    stop_ = true;
-    if (reader_.joinable()) reader_.join();
-    ::close(read_);
-  }
-  LogPipe(const LogPipe&) = delete;
-  LogPipe& operator=(const LogPipe&) = delete;
-
-  int write_fd() const { return write_; }
-  // After the run: closes the judge's own write end and waits (at most `grace`) until every writer
-  // has gone, which is at once when the sandbox ended; a process left outside one (--sandbox none)
-  // cannot keep the judge here.
-  std::string finish(std::chrono::milliseconds grace) {
-    close_write();
-    const auto until = Clock::now() + grace;
-    while (!eof_ && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    stop_ = true;
-    if (reader_.joinable()) reader_.join();
-    return std::move(text_);
-  }
-  std::size_t bytes() const { return total_; }
-
- private:
-  void close_write() {
-    if (write_ >= 0) ::close(write_);
-    write_ = -1;
-  }
-  void drain() {
-    std::vector<char> buffer(1 << 16);
-    while (!stop_) {
-      pollfd p{read_, POLLIN, 0};
-      const int n = ::poll(&p, 1, 20);
-      if (n < 0 && errno != EINTR) break;
-      if (n <= 0) continue;
-      const ssize_t r = ::read(read_, buffer.data(), buffer.size());
-      if (r > 0) {
-        total_ += std::size_t(r);
-        if (text_.size() <= sanitizer::kMaxLogBytes)
-          text_.append(buffer.data(), std::min(std::size_t(r), sanitizer::kMaxLogBytes + 1 - text_.size()));
-      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-        break;
-      }
-    }
-    eof_ = true;
-  }
-  int read_ = -1, write_ = -1;
-  std::thread reader_;
-  std::atomic<bool> stop_{false}, eof_{false};
-  std::atomic<std::size_t> total_{0};
-  std::string text_;  // the reader's until it is joined
-};
 
 std::string joined(const std::vector<std::string>& names) {
   std::string s;
@@ -161,7 +97,7 @@ void memory_check(const LabEntry& lab, json& r, const MemoryCheckOptions& o) {
   for (const std::string& tool : spec.sanitize) {
     if (o.progress) fmt::print(stderr, "  memory check: compute-sanitizer --tool {} ...\n", tool);
     const auto t0 = Clock::now();
-    LogPipe pipe;
+    LogPipe pipe(sanitizer::kMaxLogBytes);
     judge::Options so = o.judge;
     so.wrapper = sanitizer::wrapper(front, tool, fmt::format("/proc/self/fd/{}", sanitizer::kLogFd));
     so.correctness_only = true;

@@ -32,17 +32,6 @@ struct ProfileOptions {
   bool keep = false;
 };
 
-// Nsight Compute also installs outside the toolkit's bin/ (/opt/nvidia/nsight-compute/<version>).
-std::vector<fs::path> ncu_install_dirs() {
-  std::vector<fs::path> dirs;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/opt/nvidia/nsight-compute", ec)) dirs.push_back(e.path());
-  for (const auto& e : fs::directory_iterator(LABKIT_CUDA_ROOT, ec))
-    if (e.path().filename().string().starts_with("nsight-compute")) dirs.push_back(e.path());
-  std::sort(dirs.rbegin(), dirs.rend());  // newest version first
-  return dirs;
-}
-
 // One side's op on one shape under ncu; when !ok, the reason was printed and `exit` is the status.
 struct SideRun {
   bool ok = false;

@@ -93,6 +93,16 @@ Window window_from_text(std::string_view text, std::string group, double wall_ms
   return w;
 }
 
+std::optional<double> busy_ms(const Window& w) {
+  if (!w.available || w.dropped > 0 || w.end_ns < w.start_ns) return std::nullopt;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;
+  for (const Record& r : w.records) {
+    const std::uint64_t s = std::max(r.start_ns, w.start_ns), e = std::min(r.end_ns, w.end_ns);
+    if (e > s) busy.emplace_back(s, e);
+  }
+  return ms_of(union_ns(std::move(busy)));
+}
+
 Attribution attribute(const std::vector<Window>& windows, const std::vector<evidence::PtxFunction>& functions,
                       const Limits& limits) {
   Attribution a;

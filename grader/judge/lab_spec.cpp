@@ -67,7 +67,7 @@ const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision
                                      "target_speedup", "targets_by_gpu", "correctness_share", "evidence",
                                      "host_evidence", "hints", "map", "network_accuracy", "batch",
                                      "speedup_of", "tiers", "arch_specific", "contract", "sanitize",
-                                     "evidence_share"};
+                                     "evidence_share", "counters"};
 
 }  // namespace
 
@@ -228,6 +228,31 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
       if (std::find(s.sanitize.begin(), s.sanitize.end(), t[i].get<std::string>()) != s.sanitize.end())
         r.fail(fmt::format("sanitize[{}]: \"{}\" is named twice", i, t[i].get<std::string>()));
       s.sanitize.push_back(t[i].get<std::string>());
+    }
+  }
+  if (root.contains("counters")) {
+    if (s.kind != LabKind::conv) r.fail("\"counters\" is only allowed when \"kind\" is \"conv\"");
+    const json& c = root.at("counters");
+    if (!c.is_array()) r.fail("\"counters\" must be an array of {name, metrics, per_count, min_fraction}");
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      const Reader one{file, c[i]};
+      if (!c[i].is_object()) r.fail(fmt::format("counters[{}] must be an object {{name, metrics, per_count, min_fraction}}", i));
+      for (const auto& [key, value] : c[i].items())
+        if (key != "name" && key != "metrics" && key != "per_count" && key != "min_fraction")
+          r.fail(fmt::format("counters[{}]: unknown key \"{}\" (expected name, metrics, per_count, min_fraction)", i, key));
+      CounterEvidence e;
+      e.name = one.string("name");
+      const json& m = c[i].value("metrics", json());
+      if (!m.is_array() || m.empty()) r.fail(fmt::format("counters[{}].metrics must be a non-empty array of metric names", i));
+      for (const json& name : m) {
+        if (!name.is_string() || name.get<std::string>().empty() ||
+            name.get<std::string>().find_first_of(", \t\n") != std::string::npos)
+          r.fail(fmt::format("counters[{}].metrics: {} is not one Nsight Compute metric name", i, name.dump()));
+        e.metrics.push_back(name.get<std::string>());
+      }
+      if (c[i].contains("per_count")) e.per_count = one.number("per_count", 1e-6, 1e6, "multiply-adds per count, above 0");
+      if (c[i].contains("min_fraction")) e.min_fraction = one.number("min_fraction", 0, 10, "a fraction from 0 to 10");
+      s.counters.push_back(std::move(e));
     }
   }
   if (root.contains("tiers")) {

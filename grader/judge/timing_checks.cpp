@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "grader/harness/device_ops.h"
 #include "labkit/cuda_check.h"
+#include "labkit/executed_evidence.h"
 #include "labkit/device_buffer.h"
 #include "labkit/event_timer.h"
 #include "gpu_drain.h"
@@ -159,6 +161,39 @@ double median_round_trip(Session& s) {
   return stats::median(ms);
 }
 
+namespace {
+
+// An op's CUDA events bracket everything the call ran on the GPU: the harness records the start
+// before conv_forward_gpu and the stop after it, on the legacy stream, and an honest lab's work
+// (on any stream it joins before returning) lies between them. So the GPU time CUPTI recorded in
+// the call's window (a union, copies included) cannot exceed the reported time beyond the
+// clocks' resolution. More means work the events did not count: a stream left running past the
+// stop event, or a timer that reports less than ran. Summed over the shape's calls; windows that
+// cannot be believed are left to the evidence check, which says why.
+void check_gpu_busy(ShapeTiming& st, const RemoteLog& log) {
+  if (log.windows.empty() || log.windows.size() != log.event_ms.size()) return;
+  double busy = 0, reported = 0;
+  for (std::size_t i = 0; i < log.windows.size(); ++i) {
+    const std::optional<double> ms = executed::busy_ms(log.windows[i]);
+    if (!ms) return;
+    busy += *ms;
+    reported += log.event_ms[i];
+  }
+  const double n = double(log.windows.size());
+  st.gpu_busy_ms = busy / n;
+  if (busy <= 1.03 * reported + 0.01 * n) return;
+  throw LabFailure(verdict::kHiddenWork,
+                   fmt::format("On {}, the GPU ran the calls' kernels and copies for {:.3f} ms a call (CUPTI's "
+                               "records), but conv_forward_gpu's CUDA events measured {:.3f} ms: GPU work ran "
+                               "outside the timed region (a stream left running after the call returned), or the "
+                               "time reported is not what ran.",
+                               st.name, busy / n, reported / n),
+                   "Launch the op's kernels on the default stream, or synchronize the streams you use before "
+                   "conv_forward_gpu returns; report the time CUDA's events measured.");
+}
+
+}  // namespace
+
 void check_lab_times(ShapeTiming& st, const RemoteLog& log, const RemoteCosts& costs, bool layer) {
   for (std::size_t i = 0; i < log.event_ms.size(); ++i)
     if (log.event_ms[i] > log.wall_ms[i] + 0.02)
@@ -167,6 +202,7 @@ void check_lab_times(ShapeTiming& st, const RemoteLog& log, const RemoteCosts& c
                                    "take {:.3f} ms in all: a time cannot exceed the time that passed.",
                                    st.name, log.event_ms[i], log.wall_ms[i]));
   const double reported = stats::median(log.event_ms);
+  if (!layer) check_gpu_busy(st, log);
   const double own = stats::median(log.wall_ms) - costs.round_trip_ms - costs.overhead_ms;
   const double gap = own - reported;
   st.lab_extra_host_ms = gap;
@@ -174,9 +210,13 @@ void check_lab_times(ShapeTiming& st, const RemoteLog& log, const RemoteCosts& c
   // A layer-timed lab's request also hashes its host output on the CPU inside the clock (the
   // overhead, several ms at batch 1000): that varies by a quarter of itself between requests
   // (measured on an H100: an honest streams lab 0.68 ms over an overhead of 4.6 ms). An op-timed
-  // lab's digest runs on the GPU and varies by microseconds.
+  // lab's gap compares its process with the kit's harness measured at another moment: 16 honest
+  // shapes graded under Slurm on 4 H200s (2026-11-28) gave gaps from -0.21 to +0.067 ms, and one
+  // 03-tiling solution 0.065 ms twice (allowed 0.063 then): a false failure. The precise check of
+  // an op's timer is check_gpu_busy() above, on the GPU's own clock; this one keeps a host-clock
+  // bound for a lab that also forges CUPTI's records.
   const double allowance =
-      layer ? 0.3 + 0.05 * reported + 0.25 * costs.overhead_ms : 0.05 + 0.05 * reported;
+      layer ? 0.3 + 0.05 * reported + 0.25 * costs.overhead_ms : 0.25 + 0.05 * reported;
   if (gap > allowance) {
     const double lab_host = stats::median(log.host_ms);
     if (lab_host - reported > allowance / 2) {

@@ -16,7 +16,9 @@
 //     interference check decides.
 //   * check_lab_times(): every reported time must fit inside the judge's own clock around its
 //     request; their median must account for that clock (less the channel's round trip and the
-//     digest) within a small allowance; and it must not be below the shape's physical floor.
+//     digest) within an allowance; and it must not be below the shape's physical floor. For an
+//     op, the GPU time CUPTI recorded in each timed call must also fit inside its CUDA events
+//     (3% and 0.01 ms a call): hidden-work when it does not.
 //   * check_guards(): a reply's guard bytes (labkit/guard_regions.h): out-of-bounds when changed.
 #pragma once
 

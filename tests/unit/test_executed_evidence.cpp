@@ -322,3 +322,20 @@ TEST_CASE("executed evidence: the harness's JSON, and malformed JSON as an unava
   CHECK_FALSE(off.available);
   CHECK(off.why == "no driver");
 }
+
+TEST_CASE("executed evidence: a call's GPU time is the union of its records inside the window") {
+  // Two overlapping kernels and a copy after them: 0-400 and 300-600 us overlap, 800-900 us apart.
+  ex::Window w = window({kernel("a", 0, 400), kernel("b", 300, 600), {Kind::memcpy, "DtoH", 800 * us, 900 * us, 7, 0}});
+  REQUIRE(ex::busy_ms(w).has_value());
+  CHECK(*ex::busy_ms(w) == doctest::Approx(0.7));
+  // A record past the window counts only inside it.
+  w = window({kernel("a", 900, 1500)}, 1000);
+  CHECK(*ex::busy_ms(w) == doctest::Approx(0.1));
+  // Windows that cannot be believed have no GPU time.
+  w.dropped = 1;
+  CHECK_FALSE(ex::busy_ms(w).has_value());
+  w = window({});
+  w.available = false;
+  CHECK_FALSE(ex::busy_ms(w).has_value());
+}
+

@@ -118,6 +118,25 @@ TEST_CASE("evidence_share: 0.5 unless lab.json says, from 0 to 1") {
   CHECK(error_of(with("\"half\"")).find("\"evidence_share\"") != std::string::npos);
 }
 
+TEST_CASE("counters: none unless lab.json names them; each a name, metric names, per_count and min_fraction") {
+  CHECK(labkit::load_lab_spec(write(kGood)).counters.empty());
+  const auto with = [](const std::string& v) { return replace(kGood, "\"timed\": \"op\",", "\"timed\": \"op\", \"counters\": " + v + ","); };
+  const labkit::LabSpec s = labkit::load_lab_spec(write(with(
+      R"([{"name": "tf32 math", "metrics": ["sm__a.sum", "sm__b.sum"], "per_count": 0.5, "min_fraction": 0.4}])")));
+  REQUIRE(s.counters.size() == 1);
+  CHECK(s.counters[0].name == "tf32 math");
+  CHECK(s.counters[0].metrics == std::vector<std::string>{"sm__a.sum", "sm__b.sum"});
+  CHECK(s.counters[0].per_count == 0.5);
+  CHECK(s.counters[0].min_fraction == 0.4);
+  const labkit::LabSpec d = labkit::load_lab_spec(write(with(R"([{"name": "x", "metrics": ["sm__a.sum"]}])")));
+  CHECK(d.counters[0].per_count == 1);
+  CHECK(d.counters[0].min_fraction == 0.5);
+  CHECK(error_of(with(R"([{"name": "x", "metrics": []}])")).find("counters[0].metrics must be a non-empty array") != std::string::npos);
+  CHECK(error_of(with(R"([{"name": "x", "metrics": ["a,b"]}])")).find("is not one Nsight Compute metric name") != std::string::npos);
+  CHECK(error_of(with(R"([{"name": "x", "metrics": ["a"], "share": 1}])")).find("unknown key \"share\"") != std::string::npos);
+  CHECK(error_of(with(R"({"name": "x"})")).find("\"counters\" must be an array") != std::string::npos);
+}
+
 TEST_CASE("targets_by_gpu: the target of the GPU model grading, else the default, and why") {
   const auto spec = labkit::load_lab_spec(write(replace(kGood, R"("target_speedup": 1.8,)",
       R"("target_speedup": 1.8, "targets_by_gpu": {

@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,11 @@ struct Attribution {
 
 Attribution attribute(const std::vector<Window>& windows, const std::vector<evidence::PtxFunction>& functions,
                       const Limits& limits = {});
+
+// The GPU time of one timed call: the union of its records (kernels, copies, memsets), each
+// clipped to the window (ms). Empty when the window is not available or lost records: such a
+// window proves nothing, and attribute() says why.
+std::optional<double> busy_ms(const Window& w);
 
 // The evidence report of a graded run: findings in the patterns' order, basis "executed kernels
 // (CUPTI)"; unverified records make every finding fail (absent ones too) with the reason.

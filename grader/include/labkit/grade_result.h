@@ -74,6 +74,7 @@ struct ShapeTiming {
   bool hidden_work = false;
   double lab_extra_host_ms = 0;
   int sm_clock_mhz = 0;  // 0: unknown
+  double gpu_busy_ms = 0;  // an op's timed call: the GPU time CUPTI recorded in it (mean); 0: not traced
   // The judge's bounds on the lab's reported time (0 where not measured): its own clock around the
   // timed request less the round trip of an empty one and the same
   // overhead measured with the kit's own conv in a harness (the context switch between processes), the shape's physical floor, and the

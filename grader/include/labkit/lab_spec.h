@@ -43,6 +43,11 @@
 //       tiers              optional: ascending speedups above 1, the last equal to target_speedup;
 //                          the performance part is paid per tier reached (labkit/score.h). A tiered
 //                          lab has no targets_by_gpu: its tiers are the same on every GPU
+//       counters           optional, conv labs: executed-instruction evidence where the GPU's
+//                          counters can be read (grader/cli/counter_check.h): an array of {"name",
+//                          "metrics": [Nsight Compute metrics, summed], "per_count": multiply-adds
+//                          one count stands for (default 1), "min_fraction": the share of the
+//                          profiled calls' multiply-adds they must cover (default 0.5)}
 //       contract           optional, conv labs: "general" (default) or "course": the shapes whose
 //                          correctness counts (labkit/contract.h); `labkit grade --contract` overrides it
 //   * load() throws LabSpecError with one line naming the file, the key and what was expected.
@@ -105,6 +110,14 @@ struct ChosenTarget {
   std::string why;
 };
 
+// Executed-instruction evidence (the counter check of labkit grade, grader/cli/counter_check.h).
+struct CounterEvidence {
+  std::string name;                  // "tf32 tensor-core math", for the report
+  std::vector<std::string> metrics;  // Nsight Compute metrics, summed over the run's kernels
+  double per_count = 1;              // multiply-adds one count stands for
+  double min_fraction = 0.5;         // of the multiply-adds of the profiled calls
+};
+
 struct LabSpec {
   std::filesystem::path file;
   std::string id, title;
@@ -130,6 +143,7 @@ struct LabSpec {
   bool arch_specific = false;
   Contract contract = Contract::general;  // "contract": which correctness cases count
   std::vector<std::string> sanitize = {"memcheck"};  // the memory check's tools, in this order
+  std::vector<CounterEvidence> counters;             // "counters": executed-instruction evidence
 
   // The calibrated target of `gpu` (exact name), else target_speedup.
   ChosenTarget target_for(const std::string& gpu) const;
