@@ -120,7 +120,7 @@ double conv_total(const network::RunResult& r) { return r.conv[0].op_ms + r.conv
 // much of it the run reached; absent where a layer has none (the CPU, older files).
 struct Floor {
   double ms = 0, pct = 0;
-  std::string bound;  // "memory (DRAM bandwidth)", or per layer where they differ
+  std::string bound;  // "memory (DRAM bandwidth)", or per layer where they differ; "": a file older than the bounds
   std::string short_bound;  // "memory", "compute", "conv1 memory, conv2 compute"
 };
 
@@ -233,7 +233,9 @@ Cells compare_cells(int batch, const std::vector<Entry>& rows, bool csv) {
     } else {
       t.rows.push_back({e.name, ms(r.conv[0].op_ms), ms(r.conv[1].op_ms), ms(conv_total(r)),
                         base ? fmt::format("{:.2f}x", speedup) : "",
-                        f ? fmt::format("{}, {}: {}", ms(f->ms), r.precision, f->bound) : "", share,
+                        !f ? "" : f->bound.empty() ? fmt::format("{}, {}", ms(f->ms), r.precision)
+                                                   : fmt::format("{}, {}: {}", ms(f->ms), r.precision, f->bound),
+                        share,
                         sec(r.total_s), acc(r.accuracy), diff.empty() ? "" : diff + " images"});
     }
   }
@@ -277,8 +279,10 @@ std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::st
     // is, the share and the bound after the total.
     const std::optional<Floor> f = floor_of(*e.run);
     std::string share;
-    if (f && f->pct > 100) share = fmt::format(" · {} ({} floor, {})", roofline::kAboveFloor, e.run->precision, f->short_bound);
-    else if (f) share = fmt::format(" · {} of its {} floor ({})", roofline::share_text(f->pct), e.run->precision, f->short_bound);
+    const std::string bound = f && !f->short_bound.empty() ? ", " + f->short_bound : "";
+    if (f && f->pct > 100) share = fmt::format(" · {} ({} floor{})", roofline::kAboveFloor, e.run->precision, bound);
+    else if (f) share = fmt::format(" · {} of its {} floor{}", roofline::share_text(f->pct), e.run->precision,
+                                    bound.empty() ? "" : " (" + bound.substr(2) + ")");
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.3f}{}</text>\n</g>\n", label_w + w1 + w2 + 6, y + 17, conv_total(*e.run),
                        esc(share));
     if (f) {

@@ -132,6 +132,10 @@ TEST_CASE("compare table: each row against the floor of its own precision class,
   CHECK(contains(svg, "1.150 \u00b7 57.4% of its tf32 floor (memory)"));
   CHECK(contains(svg, "2.050 \u00b7 71.2% of its fp32 floor (conv1 memory, conv2 compute)"));
   CHECK(contains(svg, "0.600 \u00b7 above the floor: the peaks table for this GPU is wrong (any floor, memory)"));
+  // A report saved before the bounds were recorded (labkit report --from): its fp32 floor, no bound.
+  for (auto& layer : rows[1].run->conv) layer.roofline_bound.clear();
+  CHECK(contains(ms::compare_table(10000, rows, ms::Format::md), "| 11.71x | 1.460 ms, fp32 | 71.2% |"));
+  CHECK(contains(ms::compare_svg(10000, rows, "GPU"), "2.050 \u00b7 71.2% of its fp32 floor</text>"));
 }
 
 TEST_CASE("compare chart: one stacked bar pair per row, failures labelled, well-formed") {
