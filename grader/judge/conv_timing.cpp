@@ -131,7 +131,7 @@ ShapeTiming time_once(Context& ctx, const ConvCase& c, double overhead, Baseline
   check_lab_times(st, log, costs, layer);
   if (!layer) {
     if (!ctx.result.peaks) ctx.result.peaks = roofline::device_peaks();
-    st.roofline = roofline::of(macs, bytes_in + bytes_out, st.lab_ms, *ctx.result.peaks, to_string(ctx.spec.precision));
+    st.roofline = roofline::of(macs, bytes_in, bytes_out, st.lab_ms, *ctx.result.peaks, to_string(ctx.spec.precision));
   }
   return st;
 }

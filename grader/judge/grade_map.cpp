@@ -202,7 +202,7 @@ ShapeTiming time_once(Context& ctx, const MapCase& grading, double overhead, Bas
   check_lab_times(st, log, costs, false);
   // The map's arithmetic per element is not counted: memory only.
   if (!ctx.result.peaks) ctx.result.peaks = roofline::device_peaks();
-  st.roofline = roofline::of(0, 2 * bytes, st.lab_ms, *ctx.result.peaks, "fp32");
+  st.roofline = roofline::of(0, bytes, bytes, st.lab_ms, *ctx.result.peaks, "fp32");
   return st;
 }
 

@@ -7,6 +7,7 @@
 
 #include "labkit/html.h"
 #include "labkit/pages.h"
+#include "labkit/roofline.h"
 
 namespace labkit::pages {
 namespace {
@@ -74,26 +75,35 @@ void timing(html::Page& page, const json& r) {
                              str(t, "target_source").empty() ? "" : " (" + str(t, "target_source") + ")"));
 }
 
-// How far each shape is from the GPU's limits (labkit/roofline.h), as the terminal report prints it.
+// How far each shape is from the GPU's limits (labkit/roofline.h), as the terminal report prints it:
+// the floor of the lab's precision class, which bound decides it, the share of it the lab reached.
 void roofline(html::Page& page, const json& r) {
   const json& t = sub(r, "timing");
   const json& peaks = sub(t, "peaks");
   if (peaks.empty()) return;
   const std::string precision = str(sub(r, "lab"), "precision");
-  const double tensor_peak = num(peaks, (precision + "_tensor_gflops").c_str());
+  const std::string tensor_class = precision == "any" ? "fp16" : precision;  // "any" may use fp16's tensor cores
+  const double tensor_peak = tensor_class == "fp32" ? 0 : num(peaks, (tensor_class + "_tensor_gflops").c_str());
   html::Table table{"roofline",
                     fmt::format("The lab's median against the GPU's rated peaks: fp32 FMA {:.1f} TFLOP/s{}, memory {:.0f} GB/s "
-                                "(from {}); floor: the least time at those peaks",
+                                "(from {}); floor: the least time at those peaks for the lab's precision class ({}), the longer of its multiply-adds "
+                                "at the {} and its bytes at full bandwidth (inputs read once, the output written once less "
+                                "the L2's {:.0f} MiB); of floor: floor / lab ms",
                                 num(peaks, "fp32_gflops") / 1e3,
-                                tensor_peak > 0 ? fmt::format(", {} tensor {:.0f} TFLOP/s", precision, tensor_peak / 1e3) : "",
-                                num(peaks, "memory_gbps"), str(peaks, "basis")),
-                    {"Shape", "GFLOP/s", "Of fp32 peak", "Of tensor peak", "GB/s", "Of memory peak", "Floor ms", "Lab / floor"},
+                                tensor_peak > 0 ? fmt::format(", {} tensor {:.1f} TFLOP/s", tensor_class, tensor_peak / 1e3) : "",
+                                num(peaks, "memory_gbps"), str(peaks, "basis"), precision,
+                                tensor_peak > 0 ? tensor_class + " tensor peak" : "fp32 FMA peak",
+                                num(peaks, "l2_bytes") / (1 << 20)),
+                    {"Shape", "GFLOP/s", "Of fp32 peak", "Of tensor peak", "GB/s", "Of memory peak", "Floor ms", "Bound", "Of floor"},
                     {}, true};
   for (const json& s : list(t, "shapes")) {
     const json& f = sub(s, "roofline");
     if (f.empty()) continue;
     const bool flops = num(f, "gflops") > 0;
-    const double floor = num(f, "floor_ms");
+    const double floor = num(f, "floor_ms"), lab = num(s, "lab_ms");
+    const double share = f.contains("pct_of_floor") ? num(f, "pct_of_floor") : lab > 0 ? 100 * floor / lab : 0;
+    html::Cell of_floor = lab > 0 ? html::number(roofline::share_text(share), share) : html::Cell{"-"};
+    if (share > 100) of_floor.tone = "bad";
     table.rows.push_back({html::Cell{str(s, "name")},
                           flops ? fixed(num(f, "gflops"), "{:.0f}", num(f, "gflops")) : html::Cell{"-"},
                           flops ? fixed(num(f, "pct_fp32_peak"), "{:.1f}%", num(f, "pct_fp32_peak")) : html::Cell{"-"},
@@ -101,8 +111,7 @@ void roofline(html::Page& page, const json& r) {
                                                    : html::Cell{"-"},
                           fixed(num(f, "gbps"), "{:.1f}", num(f, "gbps")),
                           fixed(num(f, "pct_memory_peak"), "{:.1f}%", num(f, "pct_memory_peak")),
-                          fixed(floor, "{:.4f}", floor),
-                          floor > 0 ? fixed(num(s, "lab_ms") / floor, "{:.1f}x", num(s, "lab_ms") / floor) : html::Cell{"-"}});
+                          fixed(floor, "{:.4f}", floor), html::Cell{str(f, "bound")}, of_floor});
   }
   if (table.rows.empty()) return;
   page.heading(3, "Roofline", "roofline-section");

@@ -43,13 +43,16 @@ nlohmann::json to_json(const GradeResult& r) {
     if (const auto& f = r.timing[i].roofline)
       timing[i]["roofline"] = {{"gflops", f->gflops}, {"gbps", f->gbps}, {"pct_fp32_peak", f->pct_fp32},
                                {"pct_tensor_peak", f->pct_tensor}, {"pct_memory_peak", f->pct_memory},
-                               {"floor_ms", f->floor_ms}};
+                               {"compute_ms", f->compute_ms}, {"memory_ms", f->memory_ms},
+                               {"floor_ms", f->floor_ms}, {"bound", roofline::to_string(f->bound)},
+                               {"pct_of_floor", f->pct_floor}, {"above_floor", f->pct_floor > 100}};
   json peaks = nullptr;
   if (r.peaks)
     peaks = {{"fp32_gflops", 2 * r.peaks->fp32_macs_per_s / 1e9},
              {"fp16_tensor_gflops", 2 * r.peaks->fp16_tensor_macs_per_s / 1e9},
              {"tf32_tensor_gflops", 2 * r.peaks->tf32_tensor_macs_per_s / 1e9},
-             {"memory_gbps", r.peaks->bytes_per_s / 1e9}, {"basis", r.peaks->basis}};
+             {"memory_gbps", r.peaks->bytes_per_s / 1e9}, {"l2_bytes", r.peaks->l2_bytes},
+             {"basis", r.peaks->basis}};
   const StillReport& st = r.still;
   const json still = {{"lab_paused_for_baseline", st.paused}, {"samples", st.samples},
                       {"drained_samples", st.drained}, {"capped_samples", st.capped},

@@ -1,5 +1,7 @@
 #include "labkit/report.h"
 
+#include "labkit/roofline.h"
+
 #include <fmt/core.h>
 
 #include <cmath>
@@ -53,32 +55,37 @@ void correctness(std::string& out, const json& r) {
 }
 
 // How far each shape's median is from the device's limits (labkit/roofline.h): the distance a
-// speedup over the baseline does not show.
+// speedup over the baseline does not show, against the floor of the lab's precision class.
 void roofline(std::string& out, const json& t, const std::string& precision) {
   const json& peaks = sub(t, "peaks");
   if (peaks.empty()) return;
-  const std::string tensor_key = precision + "_tensor_gflops";
-  const bool tensor = num(peaks, tensor_key.c_str()) > 0;
+  const std::string tensor_class = precision == "any" ? "fp16" : precision;  // "any" may use fp16's tensor cores
+  const std::string tensor_key = tensor_class + "_tensor_gflops";
+  const bool tensor = tensor_class != "fp32" && num(peaks, tensor_key.c_str()) > 0;
   out += fmt::format("\nRoofline (the lab's median against the GPU's rated peaks: fp32 FMA {:.1f} TFLOP/s{}, memory {:.0f} GB/s)\n",
                      num(peaks, "fp32_gflops") / 1e3,
-                     tensor ? fmt::format(", {} tensor {:.0f} TFLOP/s", precision, num(peaks, tensor_key.c_str()) / 1e3) : "",
+                     tensor ? fmt::format(", {} tensor {:.1f} TFLOP/s", tensor_class, num(peaks, tensor_key.c_str()) / 1e3) : "",
                      num(peaks, "memory_gbps"));
-  out += fmt::format("  {:<26} {:>9} {:>8} {:>8} {:>9} {:>8} {:>10} {:>11}\n", "shape", "GFLOP/s", "of fp32",
-                     tensor ? "of tensor" : "", "GB/s", "of memory", "floor ms", "lab / floor");
+  out += fmt::format("  {:<26} {:>9} {:>8} {:>9} {:>9} {:>9} {:>9}  {:<27} {}\n", "shape", "GFLOP/s", "of fp32",
+                     tensor ? "of tensor" : "", "GB/s", "of memory", "floor ms", "bound", "of floor");
   for (const json& s : list(t, "shapes")) {
     const json& f = sub(s, "roofline");
     if (f.empty()) continue;
     const bool flops = num(f, "gflops") > 0;
-    const double floor = num(f, "floor_ms");
-    out += fmt::format("  {:<26} {:>9} {:>8} {:>8} {:>9.1f} {:>7.1f}% {:>10.4f} {:>10.1f}x\n", str(s, "name"),
+    const double floor = num(f, "floor_ms"), lab = num(s, "lab_ms");
+    const double share = f.contains("pct_of_floor") ? num(f, "pct_of_floor") : lab > 0 ? 100 * floor / lab : 0;
+    out += fmt::format("  {:<26} {:>9} {:>8} {:>9} {:>9.1f} {:>8.1f}% {:>9.4f}  {:<27} {}\n", str(s, "name"),
                        flops ? fmt::format("{:.0f}", num(f, "gflops")) : "-",
                        flops ? fmt::format("{:.1f}%", num(f, "pct_fp32_peak")) : "-",
                        tensor && flops ? fmt::format("{:.1f}%", num(f, "pct_tensor_peak")) : "",
-                       num(f, "gbps"), num(f, "pct_memory_peak"), floor, floor > 0 ? num(s, "lab_ms") / floor : 0.0);
+                       num(f, "gbps"), num(f, "pct_memory_peak"), floor, str(f, "bound"),
+                       lab > 0 ? roofline::share_text(share) : "-");
   }
-  out += fmt::format("  floor: the least time at those peaks (arithmetic at the {} peak, or inputs and output moved once); "
-                     "peaks from {}\n",
-                     tensor ? precision + " tensor" : "fp32 FMA", str(peaks, "basis"));
+  out += fmt::format("  floor: the least time at those peaks for the lab's precision class ({}): the longer of its multiply-adds at the {} and its "
+                     "bytes at full bandwidth (inputs read once, the output written once less the L2's {:.0f} MiB); "
+                     "of floor: floor / lab ms; peaks from {}\n",
+                     precision, tensor ? tensor_class + " tensor peak" : "fp32 FMA peak", num(peaks, "l2_bytes") / (1 << 20),
+                     str(peaks, "basis"));
 }
 
 void timing(std::string& out, const json& r) {

@@ -157,7 +157,8 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
           ready();
           if (!conv) conv = labkit::judge::remote_conv(session, *flush);
           conv(s, in, mask, out, t);
-        }};
+        },
+        labkit::to_string(p)};  // its roofline is that of its precision class
     std::function<void(const labkit::ConvShape&, float, float, int, labkit::network::LayerTiming&)> repeat_op;
     const auto repeats = [&](const labkit::ConvShape& s, float lo, float hi, int n, labkit::network::LayerTiming& t) {
       ready();

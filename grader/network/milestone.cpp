@@ -2,11 +2,13 @@
 #include "labkit/milestone.h"
 
 #include "labkit/course.h"
+#include "labkit/roofline.h"
 #include "labkit/text_escape.h"
 
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace labkit::milestone {
@@ -114,6 +116,32 @@ struct Table {
 
 double conv_total(const network::RunResult& r) { return r.conv[0].op_ms + r.conv[1].op_ms; }
 
+// The roofline floor of conv1 + conv2 at the run's precision class (labkit/roofline.h), and how
+// much of it the run reached; absent where a layer has none (the CPU, older files).
+struct Floor {
+  double ms = 0, pct = 0;
+  std::string bound;  // "memory (DRAM bandwidth)", or per layer where they differ; "": a file older than the bounds
+  std::string short_bound;  // "memory", "compute", "conv1 memory, conv2 compute"
+};
+
+std::string first_word(const std::string& s) { return s.substr(0, s.find(' ')); }
+
+std::optional<Floor> floor_of(const network::RunResult& r) {
+  const network::LayerTiming &a = r.conv[0], &b = r.conv[1];
+  if (a.roofline_ms <= 0 || b.roofline_ms <= 0 || conv_total(r) <= 0) return std::nullopt;
+  Floor f;
+  f.ms = a.roofline_ms + b.roofline_ms;
+  f.pct = 100 * f.ms / conv_total(r);
+  if (a.roofline_bound == b.roofline_bound) {
+    f.bound = a.roofline_bound;
+    f.short_bound = first_word(a.roofline_bound);
+  } else {
+    f.bound = "conv1 " + a.roofline_bound + ", conv2 " + b.roofline_bound;
+    f.short_bound = "conv1 " + first_word(a.roofline_bound) + ", conv2 " + first_word(b.roofline_bound);
+  }
+  return f;
+}
+
 }  // namespace
 
 json runs_json(const std::vector<Entry>& rows) {
@@ -180,9 +208,9 @@ Cells compare_cells(int batch, const std::vector<Entry>& rows, bool csv) {
   const network::RunResult* base = !rows.empty() && rows.front().run ? &*rows.front().run : nullptr;
   Cells t;
   t.header = csv ? std::vector<std::string>{"implementation", "conv1_ms", "conv2_ms", "conv_total_ms", "speedup",
-                                            "pct_of_fp32_floor", "total_execution_time_s", "accuracy",
-                                            "differs_from_first"}
-                 : std::vector<std::string>{"Implementation", "Conv 1", "Conv 2", "Conv total", "Speedup",
+                                            "precision", "floor_ms", "floor_bound", "pct_of_floor",
+                                            "total_execution_time_s", "accuracy", "differs_from_first"}
+                 : std::vector<std::string>{"Implementation", "Conv 1", "Conv 2", "Conv total", "Speedup", "Floor",
                                             "% of floor", "Total Execution Time", "Accuracy",
                                             "Differs from " + (rows.empty() ? std::string("first") : rows.front().name)};
   for (const Entry& e : rows) {
@@ -193,30 +221,34 @@ Cells compare_cells(int batch, const std::vector<Entry>& rows, bool csv) {
     const auto& r = *e.run;
     const double speedup = base ? conv_total(*base) / conv_total(r) : 0;
     const std::string diff = base ? std::to_string(network::count_differing(base->predictions, r.predictions)) : "";
-    // The fp32 roofline floor of both layers over their time: 100% is as fast as fp32 FMAs go.
-    const double floor = r.conv[0].roofline_ms + r.conv[1].roofline_ms;
-    const bool has_floor = r.conv[0].roofline_ms > 0 && r.conv[1].roofline_ms > 0 && conv_total(r) > 0;
-    const double pct = has_floor ? 100 * floor / conv_total(r) : 0;
+    // The floor of the row's own precision class: 100% is as fast as that class can go here.
+    const std::optional<Floor> f = floor_of(r);
+    const std::string share = f ? roofline::share_text(f->pct) : "";
     if (csv) {
       t.rows.push_back({e.name, fmt::format("{:.6f}", r.conv[0].op_ms), fmt::format("{:.6f}", r.conv[1].op_ms),
-                        fmt::format("{:.6f}", conv_total(r)), base ? fmt::format("{:.3f}", speedup) : "",
-                        has_floor ? fmt::format("{:.1f}", pct) : "", fmt::format("{:.4f}", r.total_s),
+                        fmt::format("{:.6f}", conv_total(r)), base ? fmt::format("{:.3f}", speedup) : "", r.precision,
+                        f ? fmt::format("{:.6f}", f->ms) : "", f ? f->bound : "",
+                        !f ? "" : f->pct > 100 ? share : fmt::format("{:.1f}", f->pct), fmt::format("{:.4f}", r.total_s),
                         fmt::format("{:.4f}", r.accuracy), diff});
     } else {
       t.rows.push_back({e.name, ms(r.conv[0].op_ms), ms(r.conv[1].op_ms), ms(conv_total(r)),
-                        base ? fmt::format("{:.2f}x", speedup) : "", has_floor ? fmt::format("{:.1f}%", pct) : "",
+                        base ? fmt::format("{:.2f}x", speedup) : "",
+                        !f ? "" : f->bound.empty() ? fmt::format("{}, {}", ms(f->ms), r.precision)
+                                                   : fmt::format("{}, {}: {}", ms(f->ms), r.precision, f->bound),
+                        share,
                         sec(r.total_s), acc(r.accuracy), diff.empty() ? "" : diff + " images"});
     }
   }
-  t.caption = fmt::format("**Batch {}** on {}: Op Times in ms, speedup of the conv total over {}; % of floor: the "
-                          "fp32 roofline floor of both layers (FMA peak or memory bandwidth, labkit/roofline.h) over "
-                          "their time (above 100%: faster than fp32 FMAs can go)", batch,
-                          device_of(rows), rows.empty() ? "the first row" : rows.front().name);
+  t.caption = fmt::format("**Batch {}** on {}: Op Times in ms, speedup of the conv total over {}; Floor: the roofline "
+                          "floor of conv1 + conv2 at the row's precision class (fp32: fp32 FMA peak or DRAM bandwidth; "
+                          "tf32, fp16, any: that tensor peak or DRAM bandwidth; labkit/roofline.h) and the bound that "
+                          "decides it; % of floor: that floor over their time (100% is as fast as the class can go)",
+                          batch, device_of(rows), rows.empty() ? "the first row" : rows.front().name);
   return t;
 }
 
 std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::string& subtitle) {
-  const int label_w = 220, bar_w = 480, row_h = 26, top = 64, right = 150;
+  const int label_w = 220, bar_w = 480, row_h = 26, top = 64, right = 440;
   const int width = label_w + bar_w + right, height = top + row_h * static_cast<int>(rows.size()) + 56;
   double longest = 0;
   for (const Entry& e : rows)
@@ -243,11 +275,26 @@ std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::st
     svg += fmt::format("<g class=\"bar\" data-name=\"{}\" data-ms=\"{}\">\n", html_escape(e.name), conv_total(*e.run));
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#4c78a8\"/>\n", label_w, y + 4, w1, row_h - 8);
     svg += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#f58518\"/>\n", label_w + w1, y + 4, w2, row_h - 8);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.3f}</text>\n</g>\n", label_w + w1 + w2 + 6, y + 17, conv_total(*e.run));
+    // Its total, and the share of its own roofline floor (labkit/roofline.h): a tick where the floor
+    // is, the share and the bound after the total.
+    const std::optional<Floor> f = floor_of(*e.run);
+    std::string share;
+    const std::string bound = f && !f->short_bound.empty() ? ", " + f->short_bound : "";
+    if (f && f->pct > 100) share = fmt::format(" · {} ({} floor{})", roofline::kAboveFloor, e.run->precision, bound);
+    else if (f) share = fmt::format(" · {} of its {} floor{}", roofline::share_text(f->pct), e.run->precision,
+                                    bound.empty() ? "" : " (" + bound.substr(2) + ")");
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.3f}{}</text>\n</g>\n", label_w + w1 + w2 + 6, y + 17, conv_total(*e.run),
+                       esc(share));
+    if (f) {
+      const double x = label_w + bar_w * std::min(f->ms / longest, 1.0);
+      svg += fmt::format("<g class=\"roofline\" data-name=\"{}\" data-ms=\"{}\" data-pct=\"{}\"><line x1=\"{:.1f}\" y1=\"{}\" "
+                         "x2=\"{:.1f}\" y2=\"{}\" stroke=\"#2a7\" stroke-width=\"2\"/></g>\n",
+                         html_escape(e.name), f->ms, f->pct, x, y + 1, x, y + row_h - 1);
+    }
   }
-  // A floor depends on the shapes and the GPU only: any run that recorded both layers' gives it
-  // for the whole chart. The judge's plausibility bound (floor_ms, red, labelled above the bars)
-  // and the fp32 roofline (roofline_ms, labkit/roofline.h, green, labelled below them).
+  // The judge's plausibility bound depends on the shapes and the GPU only: any run that recorded
+  // both layers' gives it for the whole chart (floor_ms, red, labelled above the bars). The
+  // roofline floors differ by precision class: each bar has its own tick (green, above).
   const int bottom = top + row_h * static_cast<int>(rows.size());
   auto floor_line = [&](double network::LayerTiming::*field, const char* cls, const char* color, const char* dash,
                         const char* label, int label_y) {
@@ -263,12 +310,14 @@ std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::st
     }
   };
   floor_line(&network::LayerTiming::floor_ms, "floor", "#b00", "4 3", "physical floor", top - 8);
-  floor_line(&network::LayerTiming::roofline_ms, "roofline", "#2a7", "6 3", "fp32 roofline", bottom + 14);
   const int ly = height - 18;
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"#4c78a8\"/><text x=\"{}\" y=\"{}\">conv1</text>\n",
                      label_w, ly - 10, label_w + 16, ly);
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"#f58518\"/><text x=\"{}\" y=\"{}\">conv2</text>\n",
                      label_w + 80, ly - 10, label_w + 96, ly);
+  svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#2a7\" stroke-width=\"2\"/><text x=\"{}\" "
+                     "y=\"{}\">roofline floor of the row's precision class</text>\n",
+                     label_w + 166, ly - 12, label_w + 166, ly + 2, label_w + 174, ly);
   return svg + "</svg>\n";
 }
 

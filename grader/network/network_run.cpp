@@ -111,6 +111,7 @@ int count_differing(const std::string& a, const std::string& b) {
 RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   RunResult r;
   r.backend = backend.name;
+  r.precision = backend.precision;
   r.batch = opt.batch;
   r.model_dir = opt.model_dir.string();
 
@@ -223,13 +224,16 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   }
   if (backend.gpu || backend.remote) {
     r.sm_clock_mhz = read_sm_clock().sm_mhz;
-    // The fp32 roofline floor of each layer on this GPU (labkit/roofline.h), for "% of floor".
+    // Each layer's roofline floor on this GPU at the backend's precision class
+    // (labkit/roofline.h), for "% of floor".
     const roofline::Peaks peaks = roofline::device_peaks();
     const ConvShape shapes[2] = {s1, s2};
     for (int k = 0; k < 2; ++k) {
       const ConvShape& s = shapes[k];
-      const double bytes = double(s.input_size() + s.mask_size() + s.output_size()) * 4;
-      r.conv[k].roofline_ms = roofline::of(double(s.macs()), bytes, 1, peaks, "fp32").floor_ms;
+      const roofline::Roofline f = roofline::of(double(s.macs()), double(s.input_size() + s.mask_size()) * 4,
+                                                double(s.output_size()) * 4, 0, peaks, backend.precision);
+      r.conv[k].roofline_ms = f.floor_ms;
+      r.conv[k].roofline_bound = roofline::to_string(f.bound);
     }
   }
   return r;
@@ -241,9 +245,12 @@ nlohmann::json to_json(const RunResult& r) {
     layers.push_back({{"op_ms", t.op_ms}, {"first_ms", t.first_ms}, {"samples_ms", t.samples_ms},
                       {"layer_ms", t.layer_ms}, {"nonfinite", t.nonfinite}});
     if (t.floor_ms > 0) layers.back()["floor_ms"] = t.floor_ms;
-    if (t.roofline_ms > 0) layers.back()["roofline_ms"] = t.roofline_ms;
+    if (t.roofline_ms > 0) {
+      layers.back()["roofline_ms"] = t.roofline_ms;
+      layers.back()["roofline_bound"] = t.roofline_bound;
+    }
   }
-  return {{"backend", r.backend},       {"batch", r.batch},
+  return {{"backend", r.backend},       {"precision", r.precision}, {"batch", r.batch},
           {"data", r.data_source},      {"data_checksum", r.data_checksum},
           {"model", r.model_dir},       {"conv", layers},
           {"total_s", r.total_s},       {"load_s", r.load_s},
@@ -255,6 +262,7 @@ nlohmann::json to_json(const RunResult& r) {
 RunResult from_json(const nlohmann::json& j) {
   RunResult r;
   r.backend = j.at("backend").get<std::string>();
+  r.precision = j.value("precision", std::string("fp32"));  // older files: their floors were fp32's
   r.batch = j.at("batch").get<int>();
   r.data_source = j.at("data").get<std::string>();
   r.data_checksum = j.at("data_checksum").get<std::string>();
@@ -268,6 +276,7 @@ RunResult from_json(const nlohmann::json& j) {
     r.conv[k].nonfinite = l.at("nonfinite").get<std::size_t>();
     r.conv[k].floor_ms = l.value("floor_ms", 0.0);  // absent from runs of the kit's own convs
     r.conv[k].roofline_ms = l.value("roofline_ms", 0.0);  // absent from CPU runs and older files
+    r.conv[k].roofline_bound = l.value("roofline_bound", std::string());
   }
   r.total_s = j.at("total_s").get<double>();
   r.load_s = j.at("load_s").get<double>();

@@ -108,9 +108,12 @@ TEST_CASE("compare_svg: one bar group per implementation that ran, and the floor
   CHECK(contains(svg, "class=\"floor\" data-ms=\"0.2\""));
   rows[1].run->conv[1].floor_ms = 0;  // one layer without a floor: no line
   CHECK_FALSE(contains(ms::compare_svg(100, rows, "GPU"), "class=\"floor\""));
-  // The fp32 roofline floor (labkit/roofline.h): its own line, where a run recorded both layers'.
+  // The roofline floor of a run's precision class (labkit/roofline.h): a tick on its own bar, where
+  // the run recorded both layers'.
   CHECK_FALSE(contains(svg, "class=\"roofline\""));
   rows[0].run->conv[0].roofline_ms = 0.5;
   rows[0].run->conv[1].roofline_ms = 0.25;
-  CHECK(contains(ms::compare_svg(100, rows, "GPU"), "class=\"roofline\" data-ms=\"0.75\""));
+  const std::string with = ms::compare_svg(100, rows, "GPU");
+  CHECK(contains(with, "class=\"roofline\" data-name=\"baseline\" data-ms=\"0.75\" data-pct=\"25\""));
+  CHECK_FALSE(contains(with, "data-name=\"lab &quot;q&quot;\" data-ms=\"0.2\" data-pct"));
 }

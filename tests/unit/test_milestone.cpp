@@ -78,17 +78,64 @@ TEST_CASE("compare table: speedup of the conv total over the first row, images t
                               {"06-fusion (solution)", 1000, run(1000, 0.25, 0.25, 0.9, 0.88, "01234"), ""},
                               {"09-fp16 (solution)", 1000, run(1000, 0.1, 0.15, 0.8, 0.86, "01299"), ""},
                               {"cudnn", 1000, std::nullopt, "cuDNN: no fp32 (FMA) forward algorithm"}};
-  rows[1].run->conv[0].roofline_ms = 0.1;  // the fp32 roofline floor: 0.25 ms of 0.5 ms is 50%
-  rows[1].run->conv[1].roofline_ms = 0.15;
   const std::string md = ms::compare_table(1000, rows, ms::Format::md);
-  CHECK(contains(md, "| Implementation | Conv 1 | Conv 2 | Conv total | Speedup | % of floor | Total Execution Time | Accuracy | Differs from baseline |"));
-  CHECK(contains(md, "| baseline | 0.500 ms | 2.000 ms | 2.500 ms | 1.00x |  | 1.10 s | 0.8800 | 0 images |"));
-  CHECK(contains(md, "| 06-fusion (solution) | 0.250 ms | 0.250 ms | 0.500 ms | 5.00x | 50.0% | 0.90 s | 0.8800 | 0 images |"));
-  CHECK(contains(md, "| 09-fp16 (solution) | 0.100 ms | 0.150 ms | 0.250 ms | 10.00x |  | 0.80 s | 0.8600 | 2 images |"));
+  CHECK(contains(md, "| Implementation | Conv 1 | Conv 2 | Conv total | Speedup | Floor | % of floor | Total Execution Time | Accuracy | Differs from baseline |"));
+  CHECK(contains(md, "| baseline | 0.500 ms | 2.000 ms | 2.500 ms | 1.00x |  |  | 1.10 s | 0.8800 | 0 images |"));
+  CHECK(contains(md, "| 06-fusion (solution) | 0.250 ms | 0.250 ms | 0.500 ms | 5.00x |  |  | 0.90 s | 0.8800 | 0 images |"));
+  CHECK(contains(md, "| 09-fp16 (solution) | 0.100 ms | 0.150 ms | 0.250 ms | 10.00x |  |  | 0.80 s | 0.8600 | 2 images |"));
   CHECK(contains(md, "| cudnn | failed: cuDNN: no fp32 (FMA) forward algorithm |"));
   const std::string csv = ms::compare_table(1000, rows, ms::Format::csv);
-  CHECK(contains(csv, "09-fp16 (solution),0.100000,0.150000,0.250000,10.000,,0.8000,0.8600,2,\n"));
-  CHECK(contains(csv, "06-fusion (solution),0.250000,0.250000,0.500000,5.000,50.0,0.9000,0.8800,0,\n"));
+  CHECK(contains(csv, "implementation,conv1_ms,conv2_ms,conv_total_ms,speedup,precision,floor_ms,floor_bound,pct_of_floor,"
+                      "total_execution_time_s,accuracy,differs_from_first,error\n"));
+  CHECK(contains(csv, "09-fp16 (solution),0.100000,0.150000,0.250000,10.000,fp32,,,,0.8000,0.8600,2,\n"));
+}
+
+TEST_CASE("compare table: each row against the floor of its own precision class, with the bound that decides it") {
+  std::vector<ms::Entry> rows{{"baseline", 10000, run(10000, 5.0, 19.0, 1.1, 0.88, "01234"), ""},
+                              {"11-register-tiling (solution)", 10000, run(10000, 0.55, 1.5, 0.9, 0.88, "01234"), ""},
+                              {"12-tensor-cores (solution)", 10000, run(10000, 0.55, 0.6, 0.9, 0.88, "01234"), ""},
+                              {"13-capstone (solution)", 10000, run(10000, 0.3, 0.3, 0.9, 0.88, "01234"), ""}};
+  const char* memory = "memory (DRAM bandwidth)";
+  const char* fma = "compute (fp32 FMA peak)";
+  for (int k : {0, 1}) {  // fp32: conv1 is memory-bound, conv2 compute-bound at the FMA peak
+    rows[k].run->conv[0].roofline_ms = 0.38;
+    rows[k].run->conv[0].roofline_bound = memory;
+    rows[k].run->conv[1].roofline_ms = 1.08;
+    rows[k].run->conv[1].roofline_bound = fma;
+  }
+  for (int k : {2, 3}) {  // tf32 and any: both layers DRAM-bound at the tensor peaks
+    rows[k].run->precision = k == 2 ? "tf32" : "any";
+    rows[k].run->conv[0].roofline_ms = 0.38;
+    rows[k].run->conv[0].roofline_bound = memory;
+    rows[k].run->conv[1].roofline_ms = 0.28;
+    rows[k].run->conv[1].roofline_bound = memory;
+  }
+  const std::string md = ms::compare_table(10000, rows, ms::Format::md);
+  CHECK(contains(md, "| baseline | 5.000 ms | 19.000 ms | 24.000 ms | 1.00x | 1.460 ms, fp32: conv1 memory (DRAM bandwidth), "
+                     "conv2 compute (fp32 FMA peak) | 6.1% |"));
+  CHECK(contains(md, "| 11-register-tiling (solution) | 0.550 ms | 1.500 ms | 2.050 ms | 11.71x | 1.460 ms, fp32: conv1 memory "
+                     "(DRAM bandwidth), conv2 compute (fp32 FMA peak) | 71.2% |"));
+  // 1.15 ms against the fp32 floor would read 127%; against its tf32 floor, 57.4%.
+  CHECK(contains(md, "| 12-tensor-cores (solution) | 0.550 ms | 0.600 ms | 1.150 ms | 20.87x | 0.660 ms, tf32: memory (DRAM "
+                     "bandwidth) | 57.4% |"));
+  // Faster than its floor: the row says the peaks table is wrong instead of printing 110%.
+  CHECK(contains(md, "| 13-capstone (solution) | 0.300 ms | 0.300 ms | 0.600 ms | 40.00x | 0.660 ms, any: memory (DRAM "
+                     "bandwidth) | above the floor: the peaks table for this GPU is wrong |"));
+  CHECK_FALSE(contains(md, "110.0%"));
+  CHECK(contains(md, "at the row's precision class"));
+  const std::string csv = ms::compare_table(10000, rows, ms::Format::csv);
+  CHECK(contains(csv, "12-tensor-cores (solution),0.550000,0.600000,1.150000,20.870,tf32,0.660000,memory (DRAM bandwidth),57.4,"));
+  CHECK(contains(csv, ",any,0.660000,memory (DRAM bandwidth),above the floor: the peaks table for this GPU is wrong,"));
+  // The chart: each bar's own tick, its share and bound after its total.
+  const std::string svg = ms::compare_svg(10000, rows, "NVIDIA Test GPU");
+  CHECK(contains(svg, "class=\"roofline\" data-name=\"12-tensor-cores (solution)\" data-ms=\"0.66"));
+  CHECK(contains(svg, "1.150 \u00b7 57.4% of its tf32 floor (memory)"));
+  CHECK(contains(svg, "2.050 \u00b7 71.2% of its fp32 floor (conv1 memory, conv2 compute)"));
+  CHECK(contains(svg, "0.600 \u00b7 above the floor: the peaks table for this GPU is wrong (any floor, memory)"));
+  // A report saved before the bounds were recorded (labkit report --from): its fp32 floor, no bound.
+  for (auto& layer : rows[1].run->conv) layer.roofline_bound.clear();
+  CHECK(contains(ms::compare_table(10000, rows, ms::Format::md), "| 11.71x | 1.460 ms, fp32 | 71.2% |"));
+  CHECK(contains(ms::compare_svg(10000, rows, "GPU"), "2.050 \u00b7 71.2% of its fp32 floor</text>"));
 }
 
 TEST_CASE("compare chart: one stacked bar pair per row, failures labelled, well-formed") {

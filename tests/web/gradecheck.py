@@ -59,6 +59,12 @@ def check_grade_page(b, c, path, r):
             c.equal(norm(cell["Shape"]["text"]), s["name"], f"{path}: roofline shape")
             c.equal(cell["GB/s"]["sort"], s["roofline"]["gbps"], f"{path}: {s['name']} GB/s")
             c.equal(cell["Floor ms"]["sort"], s["roofline"]["floor_ms"], f"{path}: {s['name']} floor")
+            if "bound" in s["roofline"]:  # results before the roofline per precision class have none
+                c.equal(norm(cell["Bound"]["text"]), s["roofline"]["bound"], f"{path}: {s['name']} bound")
+                share = s["roofline"]["pct_of_floor"]
+                c.equal(cell["Of floor"]["sort"], share, f"{path}: {s['name']} share of the floor")
+                c.check((share > 100) == ("peaks table for this GPU is wrong" in cell["Of floor"]["text"]),
+                        f"{path}: {s['name']} share {cell['Of floor']['text']!r} of {share}")
     ev = r.get("evidence", {})
     found = ev.get("patterns", []) + ev.get("host", [])
     if found and c.check("evidence" in t, f"{path}: no evidence table"):

@@ -4,14 +4,18 @@
 //   milestone_table    one implementation, one row per batch: Batch Size | Op Time 1 | Op Time 2 |
 //                      Total Execution Time | Accuracy (the table every milestone report starts with)
 //   compare_table      one batch, one row per implementation: conv1, conv2 and their sum in ms,
-//                      the speedup of that sum over the first row (the baseline), Total Execution
-//                      Time, Accuracy, and how many images it classifies differently from the
-//                      first row
+//                      the speedup of that sum over the first row (the baseline), the roofline
+//                      floor of the sum at the row's precision class with the bound that decides
+//                      it, the share of that floor the row reached (labkit/roofline.h share_text:
+//                      never a percentage above 100), Total Execution Time, Accuracy, and how many
+//                      images it classifies differently from the first row
 //   breakdown_cells    where each run's Total Execution Time went (loading, conv layers, CPU
 //                      layers, the rest), under the comparison's largest batch
 //   compare_svg        the comparison at one batch as a bar chart (conv1 and conv2 stacked, one
 //                      bar per implementation), with the physical floor of conv1 + conv2 as a
-//                      line where a run recorded it (a lab's conv: the judge computes it)
+//                      line where a run recorded it (a lab's conv: the judge computes it), and
+//                      on each bar a tick at its own roofline floor, its share of it and the bound
+//                      after its total
 //   render             the whole text report of a Report (what `labkit report` prints): the
 //                      milestone tables, the comparison per batch (`compare`), or the course
 //                      table per batch (`course_reference` set; labkit/course.h)

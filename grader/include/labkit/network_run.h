@@ -48,6 +48,7 @@ struct ConvBackend {
   std::string name;              // "baseline", "06-fusion (solution)", "cpu-reference", "cudnn"
   const ConvOps* gpu = nullptr;  // the judge's own GPU code (baseline, cuDNN); nullptr: see remote
   RemoteConv remote;             // a lab's conv; neither set: the CPU reference
+  std::string precision = "fp32";  // its precision class (lab.json "precision"), for its roofline
 };
 
 struct RunOptions {
@@ -69,12 +70,15 @@ struct LayerTiming {
   std::size_t nonfinite = 0;     // NaN or inf elements in the layer's output
   double floor_ms = 0;           // the shape's physical floor on this GPU, where the judge computed
                                  // it (a lab's conv, judge/remote.h floor_ms); 0: not computed
-  double roofline_ms = 0;        // the layer's fp32 roofline floor on this GPU (labkit/roofline.h):
-                                 // the teaching limit of "% of floor"; 0: not on a GPU
+  double roofline_ms = 0;        // the layer's roofline floor on this GPU at the backend's precision
+                                 // class (labkit/roofline.h): the teaching limit of "% of floor";
+                                 // 0: not on a GPU
+  std::string roofline_bound;    // which bound decides it (roofline::to_string(Bound))
 };
 
 struct RunResult {
   std::string backend;
+  std::string precision = "fp32";  // the backend's precision class (files before it: fp32 floors)
   int batch = 0;
   std::string data_source, data_checksum;  // the whole test set's checksum (labkit/dataset.h)
   std::string model_dir;
