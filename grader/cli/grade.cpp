@@ -1,12 +1,15 @@
 // `labkit grade` — the judge: grades labs one after another in this process, each lab's code in
 // its own sandboxed harness process (labkit/judge.h), and aggregates: the per-lab reports, a
 // summary table, --json, a Gradescope results.json, and --html: a page per lab (labkit/pages.h;
-// one lab: the file named, several: a folder of <lab>.html). Nothing a lab prints is read as a
-// result.
+// one lab: the file named, several: a folder of <lab>.html). A result with a streams timeline
+// (labkit/timeline.h) also gets its picture as an SVG file, named after the report (--svg DIR;
+// by default build/timelines when the report is printed). --from draws all of that from a saved
+// --json output instead of grading. Nothing a lab prints is read as a result.
 #include <filesystem>
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -26,6 +29,7 @@
 #include "labkit/random.h"
 #include "labkit/report.h"
 #include "labkit/sanitizer.h"
+#include "labkit/timeline.h"
 #include "labkit_config.h"
 #include "registry.h"
 #include "sanitize.h"
@@ -57,7 +61,67 @@ struct GradeOptions {
   std::string sanitizer_path, sanitize_logs;
   int sanitize_batch = 8;
   std::string contract;  // empty: each lab's own (lab.json "contract")
+  std::string svg;       // the timelines' folder; empty: LABKIT_BUILD_ROOT/timelines unless --json
+  std::string from;      // a saved `labkit grade --json` output to draw instead of grading
 };
+
+// A file name made of the kit's safe characters (a lab id read from a file may hold anything).
+std::string file_part(const std::string& s) {
+  std::string out;
+  for (char c : s.substr(0, 80)) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  return out.empty() || out[0] == '.' ? "lab" + out : out;
+}
+
+// The SVG of a result's streams timeline, beside the terminal report: its path, or "" when the
+// result has none or it is not wanted.
+std::string write_timeline(const GradeOptions& o, const json& r) {
+  if (!r.contains("timeline") || !r["timeline"].is_array() || r["timeline"].empty()) return "";
+  if (o.svg.empty() && o.json) return "";
+  const std::filesystem::path dir = o.svg.empty() ? std::filesystem::path(LABKIT_BUILD_ROOT) / "timelines" : std::filesystem::path(o.svg);
+  const json& lab = r.contains("lab") && r["lab"].is_object() ? r["lab"] : json::object();
+  const std::string id = lab.value("id", ""), role = lab.value("role", "lab");
+  const std::filesystem::path file = dir / (file_part(id) + (role == "lab" ? "" : "-" + file_part(role)) + "-timeline.svg");
+  std::vector<timeline::Timeline> charts;
+  for (const json& t : r["timeline"]) charts.push_back(timeline::from_json(t));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream out(file, std::ios::binary);
+  out << timeline::svg_file(charts, fmt::format("{} ({})", id, role));
+  if (!out) {
+    fmt::print(stderr, "labkit grade: cannot write the timeline to {}{}\n", file.string(), ec ? ": " + ec.message() : "");
+    return "";
+  }
+  return std::filesystem::absolute(file).string();
+}
+
+// One result as the terminal shows it: the report, then where its timeline's picture went.
+void report_one(const GradeOptions& o, const json& r) {
+  if (!o.json) fmt::print("{}\n", format_text(r, isatty(STDOUT_FILENO)));
+  const std::string svg = write_timeline(o, r);
+  if (!svg.empty())
+    fmt::print(o.json ? stderr : stdout, "Timeline picture (the lab's recorded layer above the baseline's; open it in a "
+                                          "browser): {}\n", svg);
+}
+
+// A saved `labkit grade --json` output ({"results": [...]}), one result, or a list of results.
+std::vector<json> read_results(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error(file + ": cannot read it");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    throw std::runtime_error(file + ": not JSON (" + e.what() + ")");
+  }
+  const json& list = j.is_object() && j.contains("results") ? j["results"] : j;
+  std::vector<json> out;
+  if (list.is_object() && list.contains("lab")) out.push_back(list);
+  if (list.is_array())
+    for (const json& r : list)
+      if (r.is_object() && r.contains("lab")) out.push_back(r);
+  if (out.empty()) throw std::runtime_error(file + ": no grade result in it (save one with `labkit grade LAB --json > FILE`)");
+  return out;
+}
 
 int expected_exit(Expect expect, const json& r) {
   const std::string v = r.value("verdict", "");
@@ -88,7 +152,8 @@ json grade_one(const LabEntry& lab, const judge::Options& o) {
   }
 }
 
-int run_grade(GradeOptions& o) {
+// Grades the labs named; -1, or the exit status of a usage or kit error before any grading.
+int grade_labs(GradeOptions& o, std::vector<json>& results) {
   const std::string role = o.solutions ? "solution" : o.tests ? "test" : "lab";
   std::vector<LabEntry> selected;
   const auto registry = read_registry();
@@ -172,7 +237,6 @@ int run_grade(GradeOptions& o) {
     mem.grade = [](const LabEntry& lab, const judge::Options& so) { return grade_one(lab, so); };
   }
 
-  std::vector<json> results;
   for (const LabEntry& lab : selected) {
     json r;
     if (o.sanitize) {
@@ -209,8 +273,26 @@ int run_grade(GradeOptions& o) {
       }
     }
     r["exit_code"] = expected_exit(o.expect, r);
-    if (!o.json) fmt::print("{}\n", format_text(r, isatty(STDOUT_FILENO)));
+    report_one(o, r);
     results.push_back(std::move(r));
+  }
+  return -1;
+}
+
+int run_grade(GradeOptions& o) {
+  std::vector<json> results;
+  if (!o.from.empty()) {
+    if (!o.labs.empty() || o.all) {
+      fmt::print(stderr, "labkit grade: --from draws a saved result: it grades nothing, so name no lab and no --all\n");
+      return exit_code::kUsage;
+    }
+    results = read_results(o.from);
+    for (json& r : results) {
+      r["exit_code"] = verdict::exit_code(r.value("verdict", std::string(verdict::kKitError)));
+      report_one(o, r);
+    }
+  } else if (const int status = grade_labs(o, results); status >= 0) {
+    return status;
   }
 
   double total = 0, max = 0;
@@ -275,6 +357,13 @@ void add_grade(CLI::App& app, int& status) {
   cmd->add_flag("--json", o->json, "print every result as JSON");
   cmd->add_option("--gradescope", o->gradescope, "write a Gradescope results.json here");
   cmd->add_option("--html", o->html, "write the report as a web page (with --all or several labs: a folder, a page per lab)");
+  cmd->add_option("--svg", o->svg,
+                  "write the streams timeline (a layer-timed lab's recorded layer, the lab's and the baseline's) as "
+                  "DIR/<lab>-timeline.svg; default: the build's timelines/ folder, unless --json");
+  cmd->add_option("--from", o->from,
+                  "draw a saved `labkit grade --json` output (report, --html, --svg, --gradescope) instead of grading: "
+                  "no GPU needed")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--seed", o->seed, "replay a run: the seed its report printed");
   cmd->add_option("--batch", o->judge.batch, "batch size of the grading shapes")->check(CLI::Range(1, 10000));
   cmd->add_option("--contract", o->contract,

@@ -7,6 +7,7 @@
 
 #include "labkit/html.h"
 #include "labkit/pages.h"
+#include "labkit/timeline.h"
 
 namespace labkit::pages {
 namespace {
@@ -142,6 +143,19 @@ void evidence(html::Page& page, const json& r) {
   page.table(t);
 }
 
+// The streams timeline of the recorded layer (labkit/timeline.h), the lab's above the baseline's.
+void timelines(html::Page& page, const json& r) {
+  const json& all = list(r, "timeline");
+  if (all.empty()) return;
+  page.heading(2, "Timeline of the recorded layer", "timeline-section");
+  page.paragraph(
+      "The layer the streams evidence was recorded on, drawn from CUPTI's records: one lane per stream and copy "
+      "direction (HtoD copies, kernels, DtoH copies), time from the layer's start on the x axis. Shaded: overlap, "
+      "time in which a kernel runs while a copy or another kernel runs on another stream; the evidence needs it to "
+      "be at least 5% of the busy time. Hover a bar for its kernel's name, bytes and times.");
+  for (const json& t : all) page.svg(timeline::svg(timeline::from_json(t)));
+}
+
 void score(html::Page& page, const json& r) {
   const json& s = sub(r, "score");
   html::Table t{"score", "", {"Item", "Points", "Of", "Why"}, {}, false};
@@ -182,6 +196,7 @@ std::string grade_page(const json& r, const std::string& back) {
   timing(page, r);
   roofline(page, r);
   evidence(page, r);
+  timelines(page, r);
   score(page, r);
   if (!str(r, "log").empty()) {
     page.heading(2, "The lab's own output (cut; shown, never parsed)", "log");
