@@ -150,10 +150,13 @@ void timelines(html::Page& page, const json& r) {
   page.heading(2, "Timeline of the recorded layer", "timeline-section");
   page.paragraph(
       "The layer the streams evidence was recorded on, drawn from CUPTI's records: one lane per stream and copy "
-      "direction (HtoD copies, kernels, DtoH copies), time from the layer's start on the x axis. Shaded: overlap, "
+      "direction (HtoD copies, kernels, DtoH copies), time from the layer's start on the x axis, one scale for both. Shaded: overlap, "
       "time in which a kernel runs while a copy or another kernel runs on another stream; the evidence needs it to "
       "be at least 5% of the busy time. Hover a bar for its kernel's name, bytes and times.");
-  for (const json& t : all) page.svg(timeline::svg(timeline::from_json(t)));
+  std::vector<timeline::Timeline> charts;
+  for (const json& t : all) charts.push_back(timeline::from_json(t));
+  const double scale = timeline::common_scale(charts);  // one time scale: the two layers compare at a glance
+  for (const timeline::Timeline& t : charts) page.svg(timeline::svg(t, scale));
 }
 
 void score(html::Page& page, const json& r) {

@@ -55,7 +55,8 @@ std::string describe(const Record& r) {
 }
 
 // One chart; `where`: the attributes that place it (a nested <svg> of svg_file) or the namespace.
-std::string chart(const Timeline& t, const std::string& where, int& height) {
+// `scale_ms`: the time the plot's width stands for (charts side by side share one); 0: this layer's.
+std::string chart(const Timeline& t, const std::string& where, double scale_ms, int& height) {
   const std::string who = t.side == "baseline" ? "Baseline" : "Your lab";
   const std::string side = t.side == "baseline" ? "baseline" : "lab";
   if (!t.available || t.records.empty()) {
@@ -78,7 +79,7 @@ std::string chart(const Timeline& t, const std::string& where, int& height) {
   std::size_t hidden = 0;
   for (const Record& r : t.records) hidden += lanes.at({r.stream, lane_order(r.kind)}) >= shown;
 
-  double span = t.span_ms;
+  double span = std::max(t.span_ms, scale_ms);
   for (const Record& r : t.records) span = std::max(span, r.end_ms);
   if (!(span > 0)) span = 1e-3;
   const double plot = kWidth - kLabels - kRight;
@@ -91,8 +92,8 @@ std::string chart(const Timeline& t, const std::string& where, int& height) {
       o.busy_ms > 0
           ? fmt::format("overlap {:.3f} ms of {:.3f} ms busy ({:.1f}%): a kernel running while a kernel or a copy runs on "
                         "another stream (shaded); {} stream{}, the layer {:.3f} ms",
-                        o.overlap_ms, o.busy_ms, 100 * o.overlap_ms / o.busy_ms, o.streams, o.streams == 1 ? "" : "s", span)
-          : fmt::format("no GPU time recorded; the layer {:.3f} ms", span);
+                        o.overlap_ms, o.busy_ms, 100 * o.overlap_ms / o.busy_ms, o.streams, o.streams == 1 ? "" : "s", t.span_ms)
+          : fmt::format("no GPU time recorded; the layer {:.3f} ms", t.span_ms);
   if (hidden > 0) caption += fmt::format("; {} record{} on {} more lanes not drawn", hidden, hidden == 1 ? "" : "s", n - shown);
   if (t.left_out > 0) caption += fmt::format("; {} record{} lost or left out", t.left_out, t.left_out == 1 ? "" : "s");
 
@@ -141,18 +142,28 @@ std::string chart(const Timeline& t, const std::string& where, int& height) {
 
 }  // namespace
 
-std::string svg(const Timeline& t) {
+std::string svg(const Timeline& t, double scale_ms) {
   int height = 0;
-  return chart(t, "xmlns=\"http://www.w3.org/2000/svg\"", height);
+  return chart(t, "xmlns=\"http://www.w3.org/2000/svg\"", scale_ms, height);
+}
+
+double common_scale(const std::vector<Timeline>& timelines) {
+  double scale = 0;
+  for (const Timeline& t : timelines) {
+    scale = std::max(scale, t.span_ms);
+    for (const Record& r : t.records) scale = std::max(scale, r.end_ms);
+  }
+  return scale;
 }
 
 std::string svg_file(const std::vector<Timeline>& timelines, const std::string& heading) {
   constexpr int kHead = 64;
   std::string body;
   int y = kHead;
+  const double scale = common_scale(timelines);
   for (const Timeline& t : timelines) {
     int height = 0;
-    body += chart(t, fmt::format("x=\"0\" y=\"{}\"", y), height);
+    body += chart(t, fmt::format("x=\"0\" y=\"{}\"", y), scale, height);
     y += height + 10;
   }
   return fmt::format(
@@ -160,8 +171,8 @@ std::string svg_file(const std::vector<Timeline>& timelines, const std::string& 
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
       "font-family=\"sans-serif\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"10\" y=\"24\" font-size=\"17\" font-weight=\"bold\">labkit grade: {2}</text>\n"
-      "<text x=\"10\" y=\"46\" font-size=\"13\" fill=\"#555\">The streams timeline of one recorded layer: one lane per "
-      "stream and copy direction, the lab's and the baseline's; shaded: a kernel running while a copy or another kernel runs on another stream</text>\n{3}</svg>\n",
+      "<text x=\"10\" y=\"46\" font-size=\"13\" fill=\"#555\">One recorded layer, the lab's and the baseline's: a lane per "
+      "stream and copy direction; shaded: overlap</text>\n{3}</svg>\n",
       kWidth, y, text(heading), body);
 }
 

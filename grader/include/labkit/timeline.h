@@ -22,7 +22,8 @@
 //     one rect of class "bar" per record (data-kind: its kind) whose <title> names it, the overlap
 //     shaded (rects of class "overlap"), a caption with the overlap fraction. The root <svg> has
 //     class "timeline" and data-side "lab" or "baseline" (tests/web reads them). svg_file(): the
-//     charts one above the other in one standalone SVG document, under a heading naming the lab.
+//     charts one above the other in one standalone SVG document, under a heading naming the lab,
+//     on one time scale (the longer layer's), so the lab's and the baseline's compare at a glance.
 #pragma once
 
 #include <cstddef>
@@ -72,8 +73,12 @@ nlohmann::json to_json(const Timeline& t);
 Timeline from_json(const nlohmann::json& j);
 Overlap overlap_of(const Timeline& t);
 
-std::string svg(const Timeline& t);
-// `heading`: what the file shows, e.g. "10-streams (lab)"; escaped like every other string.
+// `scale_ms`: the time the plot's width stands for, so that charts shown together share one scale
+// (common_scale); 0: this layer's own length.
+std::string svg(const Timeline& t, double scale_ms = 0);
+double common_scale(const std::vector<Timeline>& timelines);
+// `heading`: what the file shows, e.g. "10-streams (lab)"; escaped like every other string. The
+// charts share one time scale.
 std::string svg_file(const std::vector<Timeline>& timelines, const std::string& heading);
 
 }  // namespace labkit::timeline
