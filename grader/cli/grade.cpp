@@ -286,7 +286,12 @@ int run_grade(GradeOptions& o) {
       fmt::print(stderr, "labkit grade: --from draws a saved result: it grades nothing, so name no lab and no --all\n");
       return exit_code::kUsage;
     }
-    results = read_results(o.from);
+    try {
+      results = read_results(o.from);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "labkit grade: --from {}\n", e.what());
+      return exit_code::kUsage;
+    }
     for (json& r : results) {
       r["exit_code"] = verdict::exit_code(r.value("verdict", std::string(verdict::kKitError)));
       report_one(o, r);
