@@ -182,7 +182,8 @@ json activity_json(const activity::Summary& s) {
   std::size_t bytes = 0, sent = 0;
   for (; sent < s.intervals.size() && sent < kMaxRecords; ++sent) {
     const activity::Interval& x = s.intervals[sent];
-    const std::string name = utf8_prefix(x.name, kMaxNameBytes);
+    // UTF-8 that JSON can carry (a name CUPTI was made to report may hold any bytes), cut.
+    const std::string name = utf8_prefix(xml_chars(x.name), kMaxNameBytes);
     auto at = std::find(seen.begin(), seen.end(), name);
     int index = -1;
     if (at != seen.end()) {
@@ -190,7 +191,7 @@ json activity_json(const activity::Summary& s) {
     } else if (seen.size() < kMaxNames) {
       index = int(seen.size());
       seen.push_back(name);
-      bytes += name.size() + 8;
+      bytes += json(name).dump().size() + 1;  // as sent, escapes included
     }
     json record = {int(x.kind), x.start_ns, x.end_ns, x.stream, x.bytes, x.pageable, index};
     bytes += record.dump().size() + 1;
