@@ -9,7 +9,6 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -29,9 +28,9 @@
 #include "labkit/random.h"
 #include "labkit/report.h"
 #include "labkit/sanitizer.h"
-#include "labkit/timeline.h"
 #include "labkit_config.h"
 #include "registry.h"
+#include "saved_results.h"
 #include "sanitize.h"
 
 namespace labkit::cli {
@@ -65,62 +64,16 @@ struct GradeOptions {
   std::string from;      // a saved `labkit grade --json` output to draw instead of grading
 };
 
-// A file name made of the kit's safe characters (a lab id read from a file may hold anything).
-std::string file_part(const std::string& s) {
-  std::string out;
-  for (char c : s.substr(0, 80)) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
-  return out.empty() || out[0] == '.' ? "lab" + out : out;
-}
-
-// The SVG of a result's streams timeline, beside the terminal report: its path, or "" when the
-// result has none or it is not wanted.
-std::string write_timeline(const GradeOptions& o, const json& r) {
-  if (!r.contains("timeline") || !r["timeline"].is_array() || r["timeline"].empty()) return "";
-  if (o.svg.empty() && o.json) return "";
-  const std::filesystem::path dir = o.svg.empty() ? std::filesystem::path(LABKIT_BUILD_ROOT) / "timelines" : std::filesystem::path(o.svg);
-  const json& lab = r.contains("lab") && r["lab"].is_object() ? r["lab"] : json::object();
-  const std::string id = lab.value("id", ""), role = lab.value("role", "lab");
-  const std::filesystem::path file = dir / (file_part(id) + (role == "lab" ? "" : "-" + file_part(role)) + "-timeline.svg");
-  std::vector<timeline::Timeline> charts;
-  for (const json& t : r["timeline"]) charts.push_back(timeline::from_json(t));
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  std::ofstream out(file, std::ios::binary);
-  out << timeline::svg_file(charts, fmt::format("{} ({})", id, role));
-  if (!out) {
-    fmt::print(stderr, "labkit grade: cannot write the timeline to {}{}\n", file.string(), ec ? ": " + ec.message() : "");
-    return "";
-  }
-  return std::filesystem::absolute(file).string();
-}
+// Where the timelines' pictures go by default: the build folder, which the student owns.
+const std::string kTimelines = std::string(LABKIT_BUILD_ROOT) + "/timelines";
 
 // One result as the terminal shows it: the report, then where its timeline's picture went.
 void report_one(const GradeOptions& o, const json& r) {
   if (!o.json) fmt::print("{}\n", format_text(r, isatty(STDOUT_FILENO)));
-  const std::string svg = write_timeline(o, r);
+  const std::string svg = o.svg.empty() && o.json ? "" : write_timeline(r, o.svg.empty() ? kTimelines : o.svg);
   if (!svg.empty())
     fmt::print(o.json ? stderr : stdout, "Timeline picture (the lab's recorded layer above the baseline's; open it in a "
                                           "browser): {}\n", svg);
-}
-
-// A saved `labkit grade --json` output ({"results": [...]}), one result, or a list of results.
-std::vector<json> read_results(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error(file + ": cannot read it");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::exception& e) {
-    throw std::runtime_error(file + ": not JSON (" + e.what() + ")");
-  }
-  const json& list = j.is_object() && j.contains("results") ? j["results"] : j;
-  std::vector<json> out;
-  if (list.is_object() && list.contains("lab")) out.push_back(list);
-  if (list.is_array())
-    for (const json& r : list)
-      if (r.is_object() && r.contains("lab")) out.push_back(r);
-  if (out.empty()) throw std::runtime_error(file + ": no grade result in it (save one with `labkit grade LAB --json > FILE`)");
-  return out;
 }
 
 int expected_exit(Expect expect, const json& r) {
