@@ -1,8 +1,10 @@
 // `labkit grade` — the judge: grades labs one after another in this process, each lab's code in
 // its own sandboxed harness process (labkit/judge.h), and aggregates: the per-lab reports, a
 // summary table, --json, a Gradescope results.json, and --html: a page per lab (labkit/pages.h;
-// one lab: the file named, several: a folder of <lab>.html). Nothing a lab prints is read as a
-// result.
+// one lab: the file named, several: a folder of <lab>.html). A result with a streams timeline
+// (labkit/timeline.h) also gets its picture as an SVG file, named after the report (--svg DIR;
+// by default build/timelines when the report is printed). --from draws all of that from a saved
+// --json output instead of grading. Nothing a lab prints is read as a result.
 #include <filesystem>
 #include <fmt/core.h>
 #include <unistd.h>
@@ -29,6 +31,7 @@
 #include "labkit/sanitizer.h"
 #include "labkit_config.h"
 #include "registry.h"
+#include "saved_results.h"
 #include "sanitize.h"
 
 namespace labkit::cli {
@@ -60,7 +63,21 @@ struct GradeOptions {
   bool no_counters = false;  // no executed-counter check
   int sanitize_batch = 8;
   std::string contract;  // empty: each lab's own (lab.json "contract")
+  std::string svg;       // the timelines' folder; empty: LABKIT_BUILD_ROOT/timelines unless --json
+  std::string from;      // a saved `labkit grade --json` output to draw instead of grading
 };
+
+// Where the timelines' pictures go by default: the build folder, which the student owns.
+const std::string kTimelines = std::string(LABKIT_BUILD_ROOT) + "/timelines";
+
+// One result as the terminal shows it: the report, then where its timeline's picture went.
+void report_one(const GradeOptions& o, const json& r) {
+  if (!o.json) fmt::print("{}\n", format_text(r, isatty(STDOUT_FILENO)));
+  const std::string svg = o.svg.empty() && o.json ? "" : write_timeline(r, o.svg.empty() ? kTimelines : o.svg);
+  if (!svg.empty())
+    fmt::print(o.json ? stderr : stdout, "Timeline picture (the lab's recorded layer above the baseline's; open it in a "
+                                          "browser): {}\n", svg);
+}
 
 int expected_exit(Expect expect, const json& r) {
   const std::string v = r.value("verdict", "");
@@ -91,7 +108,8 @@ json grade_one(const LabEntry& lab, const judge::Options& o) {
   }
 }
 
-int run_grade(GradeOptions& o) {
+// Grades the labs named; -1, or the exit status of a usage or kit error before any grading.
+int grade_labs(GradeOptions& o, std::vector<json>& results) {
   const std::string role = o.solutions ? "solution" : o.tests ? "test" : "lab";
   std::vector<LabEntry> selected;
   const auto registry = read_registry();
@@ -189,7 +207,6 @@ int run_grade(GradeOptions& o) {
     cnt.grade = [](const LabEntry& lab, const judge::Options& so) { return grade_one(lab, so); };
   }
 
-  std::vector<json> results;
   for (const LabEntry& lab : selected) {
     json r;
     if (o.sanitize) {
@@ -235,8 +252,31 @@ int run_grade(GradeOptions& o) {
       }
     }
     r["exit_code"] = expected_exit(o.expect, r);
-    if (!o.json) fmt::print("{}\n", format_text(r, isatty(STDOUT_FILENO)));
+    report_one(o, r);
     results.push_back(std::move(r));
+  }
+  return -1;
+}
+
+int run_grade(GradeOptions& o) {
+  std::vector<json> results;
+  if (!o.from.empty()) {
+    if (!o.labs.empty() || o.all) {
+      fmt::print(stderr, "labkit grade: --from draws a saved result: it grades nothing, so name no lab and no --all\n");
+      return exit_code::kUsage;
+    }
+    try {
+      results = read_results(o.from);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "labkit grade: --from {}\n", e.what());
+      return exit_code::kUsage;
+    }
+    for (json& r : results) {
+      r["exit_code"] = verdict::exit_code(r.value("verdict", std::string(verdict::kKitError)));
+      report_one(o, r);
+    }
+  } else if (const int status = grade_labs(o, results); status >= 0) {
+    return status;
   }
 
   double total = 0, max = 0;
@@ -301,6 +341,13 @@ void add_grade(CLI::App& app, int& status) {
   cmd->add_flag("--json", o->json, "print every result as JSON");
   cmd->add_option("--gradescope", o->gradescope, "write a Gradescope results.json here");
   cmd->add_option("--html", o->html, "write the report as a web page (with --all or several labs: a folder, a page per lab)");
+  cmd->add_option("--svg", o->svg,
+                  "write the streams timeline (a layer-timed lab's recorded layer, the lab's and the baseline's) as "
+                  "DIR/<lab>-timeline.svg; default: the build's timelines/ folder, unless --json");
+  cmd->add_option("--from", o->from,
+                  "draw a saved `labkit grade --json` output (report, --html, --svg, --gradescope) instead of grading: "
+                  "no GPU needed")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--seed", o->seed, "replay a run: the seed its report printed");
   cmd->add_option("--batch", o->judge.batch, "batch size of the grading shapes")->check(CLI::Range(1, 10000));
   cmd->add_option("--contract", o->contract,

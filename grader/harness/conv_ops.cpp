@@ -22,6 +22,7 @@
 #include "labkit/cuda_check.h"
 #include "labkit/event_timer.h"
 #include "labkit/phase.h"
+#include "labkit/text_escape.h"
 #include "server.h"
 
 namespace labkit::harness {
@@ -170,15 +171,37 @@ struct Spacer {
   }
 };
 
+// Each record is [kind, start_ns, end_ns, stream, bytes, pageable, name]: name indexes "names"
+// (kernel names as CUPTI gives them, copy directions, "memset"), -1 past kMaxNames distinct names.
+// A reply frame holds at most wire::kMaxPayload bytes: records past kRecordBytes of them are not
+// sent and count as dropped, so a lab with many launches still gets its evidence line.
 json activity_json(const activity::Summary& s) {
-  json iv = json::array();
-  for (std::size_t i = 0; i < s.intervals.size() && i < 1000; ++i) {
-    const activity::Interval& x = s.intervals[i];
-    iv.push_back({int(x.kind), x.start_ns, x.end_ns, x.stream, x.bytes, x.pageable});
+  constexpr std::size_t kMaxRecords = 1000, kMaxNames = 64, kMaxNameBytes = 160, kRecordBytes = 44 * 1024;
+  json iv = json::array(), names = json::array();
+  std::vector<std::string> seen;
+  std::size_t bytes = 0, sent = 0;
+  for (; sent < s.intervals.size() && sent < kMaxRecords; ++sent) {
+    const activity::Interval& x = s.intervals[sent];
+    // UTF-8 that JSON can carry (a name CUPTI was made to report may hold any bytes), cut.
+    const std::string name = utf8_prefix(xml_chars(x.name), kMaxNameBytes);
+    auto at = std::find(seen.begin(), seen.end(), name);
+    int index = -1;
+    if (at != seen.end()) {
+      index = int(at - seen.begin());
+    } else if (seen.size() < kMaxNames) {
+      index = int(seen.size());
+      seen.push_back(name);
+      bytes += json(name).dump().size() + 1;  // as sent, escapes included
+    }
+    json record = {int(x.kind), x.start_ns, x.end_ns, x.stream, x.bytes, x.pageable, index};
+    bytes += record.dump().size() + 1;
+    if (bytes > kRecordBytes) break;
+    iv.push_back(std::move(record));
   }
-  return {{"available", s.available}, {"why", s.why}, {"intervals", iv},
+  for (std::string& n : seen) names.push_back(std::move(n));
+  return {{"available", s.available}, {"why", utf8_prefix(s.why, 1000)}, {"intervals", iv}, {"names", names},
           {"peak_allocated_bytes", s.peak_allocated_bytes}, {"net_allocated_bytes", s.net_allocated_bytes},
-          {"allocations", s.allocations}, {"dropped", s.dropped + (s.intervals.size() > 1000 ? s.intervals.size() - 1000 : 0)}};
+          {"allocations", s.allocations}, {"dropped", s.dropped + (s.intervals.size() - sent)}};
 }
 
 // The state between prepare, run and finish (one timed call at a time).
@@ -344,6 +367,8 @@ json layer(const ConvOps& ops, const json& rq, const Tensors& t) {
   if (rq.value("record", false)) recorder.emplace();
   float *d_out = nullptr, *d_in = nullptr, *d_mask = nullptr;
   window_open();
+  // The layer's start and end on the records' clock: the timeline's origin and extent.
+  const std::uint64_t layer_start_ns = recorder ? activity::timestamp_ns() : 0;
   const auto t0 = Clock::now();
   set_phase("conv_forward_gpu_prolog");
   ops.prolog(p.out->data(), p.in->data(), p.mask->data(), &d_out, &d_in, &d_mask, p.shape);
@@ -353,12 +378,16 @@ json layer(const ConvOps& ops, const json& rq, const Tensors& t) {
   ops.epilog(p.out->data(), d_out, d_in, d_mask, p.shape);
   LABKIT_CUDA_CHECK(cudaDeviceSynchronize());
   const double host_ms = ms_since(t0);
+  const std::uint64_t layer_end_ns = recorder ? activity::timestamp_ns() : 0;
   window_close();
   // Inside the judge's clock: the digest seals the output the layer left when it returned.
   set_phase("the kit's digest of the output (after the layer)");
   const std::uint64_t digest = fresh::host_digest(p.out->span());  // several threads: it runs inside the clock
   json reply{{"host_ms", host_ms}, {"digest", digest}};
-  if (recorder) reply["activity"] = activity_json(recorder->stop());
+  if (recorder) {
+    reply["activity"] = activity_json(recorder->stop());
+    reply["activity"]["layer_ns"] = {layer_start_ns, layer_end_ns};
+  }
   p.layer_done = true;
   (void)t;
   return reply;

@@ -155,6 +155,30 @@ ShapeTiming time_case(Context& ctx, const ConvCase& c, double overhead, const st
   }
 }
 
+timeline::Timeline timeline_of(const json& activity, const std::string& side, const std::string& shape) {
+  std::uint64_t start = 0, end = 0;
+  const auto it = activity.is_object() ? activity.find("layer_ns") : activity.end();
+  if (it != activity.end() && it->is_array() && it->size() == 2 && (*it)[0].is_number_unsigned() &&
+      (*it)[1].is_number_unsigned()) {
+    start = (*it)[0].get<std::uint64_t>();
+    end = (*it)[1].get<std::uint64_t>();
+  }
+  return timeline::from_activity(activity_from_json(activity), start, end, side, shape);
+}
+
+json recorded_layer(Session& s, const ConvCase& c, bool discard, const std::string& what) {
+  Regions r;
+  const std::uint64_t out = r.add(c.shape.output_size());
+  s.tensors().reserve(r.total());
+  s.call({{"op", "prepare"}, {"shape", {c.shape.B, c.shape.M, c.shape.C, c.shape.H, c.shape.W, c.shape.K}},
+          {"layer", true}, {"memory", "pinned"}, {"input", {{"seed", secret_draw()}, {"lo", c.lo}, {"hi", c.hi}}},
+          {"mask", {{"seed", secret_draw()}, {"lo", -0.5}, {"hi", 0.5}}}},
+         "preparing " + what);
+  json reply = s.call({{"op", "layer"}, {"out", out}, {"record", true}}, what);
+  s.call({{"op", "finish"}, {"out", out}, {"discard", discard}}, "the end of " + what);
+  return reply;
+}
+
 struct KitBaseline::Shape {
   const ConvCase* c = nullptr;
   RemoteCosts costs;
@@ -200,6 +224,19 @@ double KitBaseline::overhead_again(std::size_t i) {
   sh.costs.overhead_ms = overhead_of(sh.log, sh.costs);
   sh.log = {};
   return sh.costs.overhead_ms;
+}
+
+timeline::Timeline KitBaseline::record_layer(const ConvCase& c) {
+  try {
+    const json reply = recorded_layer(*kit_, c, true, "the baseline's layer recorded for the timeline");
+    return timeline_of(reply.value("activity", json::object()), "baseline", c.name);
+  } catch (const std::exception& e) {
+    timeline::Timeline t;
+    t.side = "baseline";
+    t.shape = c.name;
+    t.why = std::string("the kit's harness could not record the baseline's layer: ") + e.what();
+    return t;
+  }
 }
 
 void KitBaseline::close() {

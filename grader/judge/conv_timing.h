@@ -13,6 +13,9 @@
 //     streams solution's Layer Time speedup moved between 1.08 and 1.33 (H100). The same samples
 //     give what a timed request costs beyond its reported time and the round trip (the overhead).
 //   * time_case(): one grading shape's pairs, measured again when the judge's clock disagreed.
+//   * recorded_layer(): one layer through a harness with CUPTI recording (never timed: recording
+//     slows it), for the host evidence and the streams timeline (labkit/timeline.h); the kit's
+//     harness records the baseline's the same way (KitBaseline::record_layer).
 #pragma once
 
 #include <functional>
@@ -23,6 +26,7 @@
 #include "conv_case.h"
 #include "grading.h"
 #include "labkit/pair_timing.h"
+#include "labkit/timeline.h"
 #include "remote.h"
 #include "timing_checks.h"
 
@@ -32,6 +36,12 @@ namespace labkit::judge {
 // neither sent back nor checked (nothing of it is graded).
 TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCase& c, L2Flush& flush,
                       const RemoteCosts& costs, RemoteLog& log, bool trusted = false);
+
+// Prepare (fresh inputs, pinned host arrays), the layer with "record", finish; returns the layer's
+// reply (its "activity"). `discard`: the kit's harness, whose output nobody reads.
+nlohmann::json recorded_layer(Session& s, const ConvCase& c, bool discard, const std::string& what);
+// The timeline of a recorded layer's "activity" (its records and the harness's "layer_ns" note).
+timeline::Timeline timeline_of(const nlohmann::json& activity, const std::string& side, const std::string& shape);
 
 class KitBaseline {
  public:
@@ -43,6 +53,10 @@ class KitBaseline {
   std::vector<double> overheads();
   // The overhead of shape i measured again (the lab's process ended): 5 more samples.
   double overhead_again(std::size_t i);
+  // The baseline's layer on `c`, recorded as the lab's is for its host evidence: the timeline's
+  // other half. Call it outside every timed sample; a failure comes back as a timeline that says
+  // why (it is shown, never graded).
+  timeline::Timeline record_layer(const ConvCase& c);
   void close();
 
  private:

@@ -304,20 +304,18 @@ void grade_conv(Context& ctx) {
     ctx.windows.insert(ctx.windows.end(), log.windows.begin(), log.windows.end());
   }
   result.timed = true;
+  const ConvCase& recorded = grading.front();
+  bool streams = false;
   for (HostEvidence kind : ctx.spec.host_evidence) {
     Session& s = ctx.start();
-    const ConvCase& c = grading.front();
-    Regions r;
-    const std::uint64_t out = r.add(c.shape.output_size());
-    s.tensors().reserve(r.total());
-    s.call({{"op", "prepare"}, {"shape", {c.shape.B, c.shape.M, c.shape.C, c.shape.H, c.shape.W, c.shape.K}},
-            {"layer", true}, {"memory", "pinned"}, {"input", {{"seed", secret_draw()}, {"lo", c.lo}, {"hi", c.hi}}},
-            {"mask", {{"seed", secret_draw()}, {"lo", -0.5}, {"hi", 0.5}}}},
-           "preparing the recorded layer (host evidence)");
-    const json reply = s.call({{"op", "layer"}, {"out", out}, {"record", true}},
-                              "the layer recorded for its streams and allocations (host evidence)");
-    s.call({{"op", "finish"}, {"out", out}}, "the end of the recorded layer");
-    HostEvidenceReport rep = host_evidence(ctx, kind, c, reply.value("activity", json::object()));
+    const ConvCase& c = recorded;
+    const json reply = recorded_layer(s, c, false, "the layer recorded for its streams and allocations (host evidence)");
+    const json activity = reply.value("activity", json::object());
+    HostEvidenceReport rep = host_evidence(ctx, kind, c, activity);
+    if (kind == HostEvidence::streams) {
+      streams = true;
+      result.timelines.push_back(timeline_of(activity, "lab", c.name));
+    }
     if (kind == HostEvidence::no_extra_memory && !first_call_memory.ok) {
       rep.ok = false;
       rep.detail = "first call: " + first_call_memory.detail + "; grading shape: " + rep.detail;
@@ -327,6 +325,11 @@ void grade_conv(Context& ctx) {
   if (!ctx.spec.host_evidence.empty()) ctx.phase_done("host evidence");
   ctx.harness->close();
   base->check_interference(result);
+  // The timeline's other half, after every timed sample and with the lab's process gone.
+  if (streams) {
+    result.timelines.push_back(kit_base->record_layer(recorded));
+    ctx.phase_done("the baseline's layer recorded for the timeline");
+  }
   kit_base->close();
   ctx.phase_done("baseline timed alone again, harness closed");
 }

@@ -8,6 +8,7 @@
 #include "labkit/html.h"
 #include "labkit/pages.h"
 #include "labkit/roofline.h"
+#include "labkit/timeline.h"
 
 namespace labkit::pages {
 namespace {
@@ -151,6 +152,22 @@ void evidence(html::Page& page, const json& r) {
   page.table(t);
 }
 
+// The streams timeline of the recorded layer (labkit/timeline.h), the lab's above the baseline's.
+void timelines(html::Page& page, const json& r) {
+  const json& all = list(r, "timeline");
+  if (all.empty()) return;
+  page.heading(2, "Timeline of the recorded layer", "timeline-section");
+  page.paragraph(
+      "The layer the streams evidence was recorded on, drawn from CUPTI's records: one lane per stream and copy "
+      "direction (HtoD copies, kernels, DtoH copies), time from the layer's start on the x axis, one scale for both. Shaded: overlap, "
+      "time in which a kernel runs while a copy or another kernel runs on another stream; the evidence needs it to "
+      "be at least 5% of the busy time. Hover a bar for its kernel's name, bytes and times.");
+  std::vector<timeline::Timeline> charts;
+  for (const json& t : all) charts.push_back(timeline::from_json(t));
+  const double scale = timeline::common_scale(charts);  // one time scale: the two layers compare at a glance
+  for (const timeline::Timeline& t : charts) page.svg(timeline::svg(t, scale));
+}
+
 void score(html::Page& page, const json& r) {
   const json& s = sub(r, "score");
   html::Table t{"score", "", {"Item", "Points", "Of", "Why"}, {}, false};
@@ -191,6 +208,7 @@ std::string grade_page(const json& r, const std::string& back) {
   timing(page, r);
   roofline(page, r);
   evidence(page, r);
+  timelines(page, r);
   score(page, r);
   if (!str(r, "log").empty()) {
     page.heading(2, "The lab's own output (cut; shown, never parsed)", "log");

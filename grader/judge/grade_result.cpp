@@ -84,7 +84,7 @@ nlohmann::json to_json(const GradeResult& r) {
   for (const ScoreLine& l : r.score.lines)
     lines.push_back({{"item", l.item}, {"points", l.points}, {"max", l.max}, {"why", l.why}});
 
-  return {
+  json result = {
       {"lab", {{"id", r.id}, {"title", r.title}, {"role", r.role}, {"kind", r.kind},
                {"precision", r.precision}, {"timed", r.timed_region}, {"kernel", r.kernel_source}}},
       {"seed", std::to_string(r.seed)},  // a string: JSON numbers lose bits above 2^53
@@ -113,6 +113,11 @@ nlohmann::json to_json(const GradeResult& r) {
       {"phases", phases},
       {"exit_code", r.exit_code},
   };
+  if (!r.timelines.empty()) {
+    json& t = result["timeline"] = json::array();
+    for (const timeline::Timeline& x : r.timelines) t.push_back(timeline::to_json(x));
+  }
+  return result;
 }
 
 }  // namespace labkit

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "labkit/timeline.h"
+
 namespace labkit {
 namespace {
 
@@ -146,6 +148,27 @@ void evidence(std::string& out, const json& r) {
                        str(h, "name"), str(h, "detail"));
 }
 
+// The streams timeline in two lines (labkit/timeline.h); its picture is the grade page's and the
+// SVG file `labkit grade` names after the report.
+void timelines(std::string& out, const json& r) {
+  const json& all = list(r, "timeline");
+  if (all.empty()) return;
+  const timeline::Timeline first = timeline::from_json(all.front());
+  out += fmt::format("\nTimeline of the recorded layer ({}; overlap: a kernel running while a copy or another kernel "
+                     "runs on another stream)\n", first.shape);
+  for (const json& j : all) {
+    const timeline::Timeline t = timeline::from_json(j);
+    if (!t.available) {
+      out += fmt::format("  {:<9} not recorded: {}\n", t.side, t.why);
+      continue;
+    }
+    const timeline::Overlap o = timeline::overlap_of(t);
+    out += fmt::format("  {:<9} {} stream{}, {} record{}, overlap {:.3f} of {:.3f} ms busy ({:.1f}%), layer {:.3f} ms\n",
+                       t.side, o.streams, o.streams == 1 ? "" : "s", t.records.size(), t.records.size() == 1 ? "" : "s",
+                       o.overlap_ms, o.busy_ms, o.busy_ms > 0 ? 100 * o.overlap_ms / o.busy_ms : 0.0, t.span_ms);
+  }
+}
+
 // `labkit grade --sanitize`, and the memory check of every grade (grader/cli/memory_check.h): one
 // line per tool, then its first findings with their lines; or why the memory check did not run.
 void sanitizer(std::string& out, const json& r) {
@@ -213,6 +236,7 @@ std::string format_text(const json& r, bool color) {
   correctness(out, r);
   timing(out, r);
   evidence(out, r);
+  timelines(out, r);
   sanitizer(out, r);
   score(out, r);
   const std::string v = str(r, "verdict");

@@ -15,6 +15,7 @@
 #include "labkit/event_timer.h"
 #include "gpu_drain.h"
 #include "labkit/stats.h"
+#include "labkit/text_escape.h"
 #include "reference/baseline.h"
 
 namespace labkit::judge {
@@ -277,10 +278,17 @@ activity::Summary activity_from_json(const json& j) {
   }
   std::vector<activity::Interval> intervals;
   try {
+  // The records' names (a kernel's is the lab's to choose: cut here, escaped where it is drawn).
+  std::vector<std::string> names;
+  if (j.contains("names") && j["names"].is_array())
+    for (const json& n : j["names"])
+      if (names.size() < 64) names.push_back(utf8_prefix(n.is_string() ? n.get<std::string>() : std::string(), 160));
   if (j.contains("intervals") && j["intervals"].is_array())
     for (const json& x : j["intervals"]) {
-      if (!x.is_array() || x.size() != 6) continue;
+      if (!x.is_array() || x.size() < 6 || x.size() > 7) continue;
       activity::Interval iv;
+      if (x.size() == 7 && x[6].is_number_unsigned() && x[6].get<std::size_t>() < names.size())
+        iv.name = names[x[6].get<std::size_t>()];
       iv.kind = static_cast<activity::Kind>(std::clamp(x[0].get<int>(), 0, 2));
       iv.start_ns = x[1].get<std::uint64_t>();
       iv.end_ns = std::max(iv.start_ns, x[2].get<std::uint64_t>());

@@ -26,42 +26,33 @@ const char* plural(std::size_t n) { return n == 1 ? "" : "s"; }
 
 }  // namespace
 
-Summary summarize(std::vector<Interval> intervals) {
-  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
-    return std::tie(a.start_ns, a.end_ns, a.stream) < std::tie(b.start_ns, b.end_ns, b.stream);
-  });
-  std::set<std::uint32_t> work, kernels, copies;
+namespace {
+
+// Sweep: between consecutive edges the running work does not change, so each piece of time is
+// counted once, however many intervals cover it. Returns the busy time; `spans` gets the overlap's
+// pieces in time order, touching pieces merged.
+std::uint64_t sweep(const std::vector<Interval>& intervals, std::vector<std::pair<std::uint64_t, std::uint64_t>>& spans) {
   std::vector<std::pair<std::uint64_t, std::pair<int, const Interval*>>> edges;  // time, +1/-1, what
-  for (const Interval& iv : intervals) {
-    if (iv.kind == Kind::kernel) kernels.insert(iv.stream);
-    if (iv.kind == Kind::memcpy) copies.insert(iv.stream);
+  for (const Interval& iv : intervals)
     if (iv.end_ns > iv.start_ns) {  // an empty interval covers no time
       edges.push_back({iv.start_ns, {+1, &iv}});
       edges.push_back({iv.end_ns, {-1, &iv}});
     }
-  }
-  work = kernels;  // memsets are not stream evidence
-  work.insert(copies.begin(), copies.end());
-  Summary s;
-  s.available = true;
-  s.streams_used = static_cast<int>(work.size());
-  s.kernel_streams = static_cast<int>(kernels.size());
-  s.copy_streams = static_cast<int>(copies.size());
   std::sort(edges.begin(), edges.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-
-  // Sweep: between consecutive edges the running work does not change, so each piece of time is
-  // counted once, however many intervals cover it.
   std::map<std::uint32_t, std::pair<int, int>> running;  // stream -> kernels, copies
   int active = 0;          // intervals running, memsets included
   int kernel_streams = 0;  // streams running a kernel
   int work_streams = 0;    // streams running a kernel or a copy
-  std::uint64_t busy_ns = 0, overlap_ns = 0;
+  std::uint64_t busy_ns = 0;
   for (std::size_t i = 0; i < edges.size(); ++i) {
     const auto& [t, what] = edges[i];
     if (i > 0) {
-      const std::uint64_t dt = t - edges[i - 1].first;
+      const std::uint64_t from = edges[i - 1].first, dt = t - from;
       if (active > 0) busy_ns += dt;
-      if (kernel_streams >= 1 && work_streams >= 2) overlap_ns += dt;
+      if (dt > 0 && kernel_streams >= 1 && work_streams >= 2) {
+        if (!spans.empty() && spans.back().second == from) spans.back().second = t;
+        else spans.emplace_back(from, t);
+      }
     }
     const auto [delta, iv] = what;
     active += delta;
@@ -72,10 +63,41 @@ Summary summarize(std::vector<Interval> intervals) {
     kernel_streams += (k > 0) - had_kernel;
     work_streams += (k + c > 0) - had_work;
   }
+  return busy_ns;
+}
+
+}  // namespace
+
+Summary summarize(std::vector<Interval> intervals) {
+  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+    return std::tie(a.start_ns, a.end_ns, a.stream) < std::tie(b.start_ns, b.end_ns, b.stream);
+  });
+  std::set<std::uint32_t> work, kernels, copies;
+  for (const Interval& iv : intervals) {
+    if (iv.kind == Kind::kernel) kernels.insert(iv.stream);
+    if (iv.kind == Kind::memcpy) copies.insert(iv.stream);
+  }
+  work = kernels;  // memsets are not stream evidence
+  work.insert(copies.begin(), copies.end());
+  Summary s;
+  s.available = true;
+  s.streams_used = static_cast<int>(work.size());
+  s.kernel_streams = static_cast<int>(kernels.size());
+  s.copy_streams = static_cast<int>(copies.size());
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+  const std::uint64_t busy_ns = sweep(intervals, spans);
+  std::uint64_t overlap_ns = 0;
+  for (const auto& [a, b] : spans) overlap_ns += b - a;
   s.busy_ms = static_cast<double>(busy_ns) * 1e-6;
   s.overlap_ms = static_cast<double>(overlap_ns) * 1e-6;
   s.intervals = std::move(intervals);
   return s;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> overlap_spans(const std::vector<Interval>& intervals) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+  sweep(intervals, spans);
+  return spans;
 }
 
 MemoryUse memory_use(std::vector<MemoryEvent> events) {

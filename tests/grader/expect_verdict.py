@@ -21,6 +21,13 @@ checks:
   --log-absent TEXT      the result's "log" (the lab's own stdout/stderr) does not contain TEXT; a
                          result without "log" counts as absent (repeatable)
   --log-contains TEXT    the result's "log" contains TEXT (a probe ran at all) (repeatable)
+  --timeline             the result's streams timeline (labkit/timeline.h) holds the lab's recorded
+                         layer and the baseline's, each available, each with a kernel, an HtoD and a
+                         DtoH copy, every record inside [0, the layer's span]; the lab's on >= 2 streams
+  --timeline-name TEXT   a kernel of the lab's timeline is named exactly TEXT (repeatable)
+  --file-contains FILE TEXT, --file-lacks FILE TEXT
+                         a file the command wrote (its --html page, its --svg picture) does or does
+                         not contain TEXT (repeatable)
 Checks of what the lab may have done to the machine (the cheat test labs, tests/labs/*):
   --no-process PATTERN   after the run, no process (other than this script and its ancestors) has
                          PATTERN in its command line or name; any found are killed (SIGKILL) and
@@ -181,6 +188,10 @@ def main():
     ap.add_argument("--score-zero", action="store_true")
     ap.add_argument("--log-absent", action="append", default=[])
     ap.add_argument("--log-contains", action="append", default=[])
+    ap.add_argument("--timeline", action="store_true")
+    ap.add_argument("--timeline-name", action="append", default=[])
+    ap.add_argument("--file-contains", action="append", default=[], nargs=2, metavar=("FILE", "TEXT"))
+    ap.add_argument("--file-lacks", action="append", default=[], nargs=2, metavar=("FILE", "TEXT"))
     ap.add_argument("--no-process", action="append", default=[])
     ap.add_argument("--file-unchanged", action="append", default=[])
     ap.add_argument("--listen", action="append", default=[], type=int)
@@ -284,6 +295,18 @@ def main():
     for text in a.log_contains:
         if text not in log:
             failures.append(f"the lab's log does not contain {text!r}")
+    if a.timeline or a.timeline_name:
+        check_timeline(r, a, failures)
+    for path, text in a.file_contains + a.file_lacks:
+        try:
+            content = open(path, encoding="utf-8").read()
+        except OSError as e:
+            failures.append(f"cannot read {path}: {e}")
+            continue
+        if [path, text] in a.file_contains and text not in content:
+            failures.append(f"{path} does not contain {text!r}")
+        if [path, text] in a.file_lacks and text in content:
+            failures.append(f"{path} contains {text!r}")
     if a.twice:
         _, r2, _ = run(command, a.run_timeout)
         s1, s2 = timing.get("speedup", 0), r2.get("timing", {}).get("speedup", 0)
@@ -293,6 +316,32 @@ def main():
     for f in failures:
         print("FAILED:", f)
     sys.exit(1 if failures else 0)
+
+
+def check_timeline(r, a, failures):
+    """--timeline and --timeline-name: the recorded layers the grade keeps for its picture."""
+    sides = {t.get("side"): t for t in r.get("timeline", [])}
+    if a.timeline:
+        if sorted(sides) != ["baseline", "lab"]:
+            failures.append(f"timeline sides {sorted(sides)}, expected baseline and lab")
+        for side, t in sides.items():
+            records, span = t.get("records", []), t.get("span_ms", 0)
+            if not t.get("available"):
+                failures.append(f"the {side}'s timeline was not recorded: {t.get('why')!r}")
+                continue
+            kinds = {x.get("kind") for x in records}
+            if not {"kernel", "HtoD", "DtoH"} <= kinds:
+                failures.append(f"the {side}'s timeline has kinds {sorted(kinds)}: no kernel, HtoD or DtoH")
+            outside = [x for x in records if not 0 <= x["start_ms"] <= x["end_ms"] <= span + 1e-9]
+            if outside:
+                failures.append(f"the {side}'s timeline: {len(outside)} record(s) outside [0, {span}] ms: {outside[0]}")
+        lab_streams = {x.get("stream") for x in sides.get("lab", {}).get("records", []) if x.get("kind") != "memset"}
+        if len(lab_streams) < 2:
+            failures.append(f"the lab's timeline ran on streams {sorted(lab_streams)}: expected 2 or more")
+    names = {x.get("name") for x in sides.get("lab", {}).get("records", []) if x.get("kind") == "kernel"}
+    for name in a.timeline_name:
+        if name not in names:
+            failures.append(f"no kernel of the lab's timeline is named {name!r} (names: {sorted(names)[:5]})")
 
 
 class Plants:

@@ -43,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace labkit::activity {
@@ -143,5 +144,8 @@ void clear_traced();
 Summary summarize(std::vector<Interval> intervals);
 // memory_use: the peak, net and count of allocations from events in any order.
 MemoryUse memory_use(std::vector<MemoryEvent> events);
+// overlap_spans: the pieces of time [start, end) (ns) that summarize counts as overlap, in time
+// order, touching pieces merged: their lengths add up to overlap_ms (the timeline shades them).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> overlap_spans(const std::vector<Interval>& intervals);
 
 }  // namespace labkit::activity

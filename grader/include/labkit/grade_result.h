@@ -19,6 +19,7 @@
 #include "labkit/lab_spec.h"
 #include "labkit/roofline.h"
 #include "labkit/score.h"
+#include "labkit/timeline.h"
 
 namespace labkit {
 
@@ -140,6 +141,9 @@ struct GradeResult {
   std::string target_source;  // which target and why: "calibrated for <GPU> ...", or the default
   evidence::Report evidence;
   std::vector<HostEvidenceReport> host_evidence;
+  // The streams evidence's recorded layer, the lab's and the baseline's (labkit/timeline.h): what
+  // the grade page and the SVG beside the terminal report draw. Empty for other labs.
+  std::vector<timeline::Timeline> timelines;
   StillReport still;
   Score score;
   std::string sandbox;  // "bubblewrap 0.8.0 (...)" or "none": how the lab's code was confined

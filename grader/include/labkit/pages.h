@@ -6,7 +6,9 @@
 //                 GPU and driver, the test set, and how the numbers were measured
 //   grade_page    one lab's grading result (a `labkit grade --json` result): verdict, the failing
 //                 cases with their first wrong elements, the timing table with its interval,
-//                 evidence found and missing, the score lines, the next hint, the lab's own log
+//                 evidence found and missing, the streams timeline (labkit/timeline.h: charts
+//                 `svg.timeline`, section "timeline-section"), the score lines, the next hint, the
+//                 lab's own log
 //   class_page    the class dashboard of `labkit bulk collect`: per lab the score histogram, the
 //                 verdict counts, the leaderboard, and a row per student (linking to that
 //                 student's grade page); the students that could not be merged
