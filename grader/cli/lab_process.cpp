@@ -138,7 +138,7 @@ std::optional<LabEntry> find_lab(const std::string& command, const std::string& 
     if (l.role != role || l.id != id) continue;
     if (l.unbuilt.empty()) return l;
     // lab.json "requires_gpu" against gpu_arch (grader/harness/discover_labs.py).
-    fmt::print(stderr, "labkit {}: {} has no harness in this build: it {}; rebuild with `meson configure BUILD_DIR "
+    fmt::print(stderr, "labkit {}: {} has no harness in this build: it {}; rebuild with `meson setup --reconfigure BUILD_DIR "
                "-Dgpu_arch=auto` on a GPU that has it\n", command, id, l.unbuilt);
     return std::nullopt;
   }

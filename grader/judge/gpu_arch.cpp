@@ -87,7 +87,7 @@ std::string build_mismatch(std::string_view targets, const std::string& gpu, Com
   const std::string f = family(cc);
   return fmt::format(
       "This build has no code for this GPU, {} (compute capability {}{}): it was built for {} (meson's gpu_arch). "
-      "Rebuild on this machine with `meson configure BUILD_DIR -Dgpu_arch=auto` (or -Dgpu_arch={}), then "
+      "Rebuild on this machine with `meson setup --reconfigure BUILD_DIR -Dgpu_arch=auto` (or -Dgpu_arch={}), then "
       "`meson compile -C BUILD_DIR`.",
       gpu, to_string(cc), f.empty() ? "" : ", " + f, targets, to_string(cc));
 }

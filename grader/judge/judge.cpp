@@ -249,7 +249,7 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   if (!lab.unbuilt.empty()) {
     r.verdict = verdict::kKitError;
     r.message = fmt::format("{} has no harness in this build: it {}. This GPU, {}, is {}: rebuild for it with "
-                            "`meson configure BUILD_DIR -Dgpu_arch=auto`, then `meson compile -C BUILD_DIR`.",
+                            "`meson setup --reconfigure BUILD_DIR -Dgpu_arch=auto`, then `meson compile -C BUILD_DIR`.",
                             lab.id, lab.unbuilt, d.name, describe(cc));
     r.exit_code = verdict::exit_code(r.verdict);
     return r;
