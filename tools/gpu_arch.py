@@ -12,8 +12,10 @@ build then has machine code for each GPU here and PTX of the newest, which a new
 compile for a GPU this nvcc does not know. A GPU newer than nvcc knows gets the newest code nvcc
 has, as PTX the driver compiles at start-up; one older than nvcc supports is left out (an error
 when it is the only one). Without a GPU (CI, a login node) the build gets FALLBACK: Ampere
-(A100, 8.0; RTX 30xx and A10, 8.6), Ada (RTX 40xx and L4, 8.9) and Hopper (H100 and H200, 9.0)
-machine code and Hopper PTX for anything newer: as much of the list as this nvcc supports.
+(A100, 8.0; RTX 30xx and A10, 8.6) and Hopper (H100 and H200, 9.0) machine code, and Hopper PTX
+for anything newer: as much of the list as this nvcc supports. Ada (RTX 40xx and L4, 8.9) runs
+the 8.6 code (machine code runs on its major version at its minor or above); sm_89 code of its
+own would cost every build without a GPU, CI included, a fourth compile of each kernel.
 A GPU outside it (a T4, 7.5) needs its architecture named: meson setup -Dgpu_arch=7.5.
 --smi-output FILE reads nvidia-smi's answer from FILE (the tests), --no-smi skips detection.
 """
@@ -21,7 +23,7 @@ import argparse
 import subprocess
 import sys
 
-FALLBACK = ["8.0", "8.6", "8.9", "9.0"]
+FALLBACK = ["8.0", "8.6", "9.0"]
 SMI_QUERY = ["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"]
 
 

@@ -26,11 +26,11 @@ TEST_CASE("compute capabilities parse as major.minor and name their family") {
 
 TEST_CASE("machine code runs on its major version at its minor or above; PTX on anything as new or newer") {
   // The fallback list of a build without a GPU (tools/gpu_arch.py).
-  const char* fallback = "sm_80 sm_86 sm_89 sm_90 compute_90";
+  const char* fallback = "sm_80 sm_86 sm_90 compute_90";
   CHECK(labkit::build_runs_on(fallback, {8, 0}));   // A100
   CHECK(labkit::build_runs_on(fallback, {8, 6}));   // RTX 3090, A10
   CHECK(labkit::build_runs_on(fallback, {8, 7}));   // Orin: sm_86 code
-  CHECK(labkit::build_runs_on(fallback, {8, 9}));   // L4, RTX 4090
+  CHECK(labkit::build_runs_on(fallback, {8, 9}));   // L4, RTX 4090: sm_86 code
   CHECK(labkit::build_runs_on(fallback, {9, 0}));   // H100, H200
   CHECK(labkit::build_runs_on(fallback, {10, 0}));  // B200: compute_90 PTX, compiled by the driver
   CHECK(labkit::build_runs_on(fallback, {12, 0}));  // RTX 5090: the same
@@ -49,9 +49,9 @@ TEST_CASE("machine code runs on its major version at its minor or above; PTX on 
 
 TEST_CASE("build_mismatch: empty when the build runs here, else the GPU, the targets and the fix") {
   CHECK(labkit::build_mismatch("sm_90 compute_90", "NVIDIA H100 80GB HBM3", {9, 0}).empty());
-  const std::string m = labkit::build_mismatch("sm_80 sm_86 sm_89 sm_90 compute_90", "Tesla T4", {7, 5});
+  const std::string m = labkit::build_mismatch("sm_80 sm_86 sm_90 compute_90", "Tesla T4", {7, 5});
   CHECK(m.find("no code for this GPU, Tesla T4 (compute capability 7.5, Turing)") != std::string::npos);
-  CHECK(m.find("built for sm_80 sm_86 sm_89 sm_90 compute_90") != std::string::npos);
+  CHECK(m.find("built for sm_80 sm_86 sm_90 compute_90") != std::string::npos);
   CHECK(m.find("-Dgpu_arch=auto") != std::string::npos);
   CHECK(m.find("-Dgpu_arch=7.5") != std::string::npos);
 }
