@@ -109,7 +109,7 @@ def other_sources(root, folder):
 
 def main():
     if len(sys.argv) < 2:
-        fail("usage: discover_labs.py SOURCE_ROOT [--tests]")
+        fail("usage: discover_labs.py SOURCE_ROOT [--tests] [--archs TARGETS]")
     root = sys.argv[1]
     archs = []
     if "--archs" in sys.argv[2:]:
