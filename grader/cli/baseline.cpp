@@ -20,6 +20,7 @@
 #include "labkit/event_timer.h"
 #include "labkit/exit_codes.h"
 #include "labkit/fixtures.h"
+#include "labkit/gpu_arch.h"
 #include "labkit/random.h"
 #include "labkit/stats.h"
 #include "labkit_config.h"
@@ -109,8 +110,15 @@ int run(const Options& opt) {
     return exit_code::kNoDevice;
   }
   const std::uint64_t seed = opt.seed ? opt.seed : std::random_device{}();
+  const DeviceInfo device = device_info();
+  // Before the first kernel: a build without code for this GPU is one line, not "no kernel image".
+  if (const std::string why = build_mismatch(LABKIT_CUDA_ARCHS, device.name, {device.cc_major, device.cc_minor});
+      !why.empty()) {
+    fmt::print(stderr, "labkit baseline: {}\n", why);
+    return exit_code::kKitError;
+  }
 
-  fmt::print("labkit baseline on {}\n", device_info().summary());
+  fmt::print("labkit baseline on {}\n", device.summary());
   fmt::print("checks: the grader's rule (docs/grading.md); worst = largest error as a fraction of "
              "the allowed one (<= 1 passes); op time: median of {} samples, L2 flushed\n\n", opt.samples);
   fmt::print("{:<22} {:<32} {:>9} {:>12}  {}\n", "case", "shape", "worst", "op time ms", "check");

@@ -102,7 +102,7 @@ json result_of(const LabEntry& lab, const subprocess::Result& p) {
 judge::LabUnderTest lab_under_test(const LabEntry& lab) {
   const std::filesystem::path root = LABKIT_SOURCE_ROOT;
   return {lab.id, lab.role, lab.lab_json.string(), lab.ptx, lab.folder + "/kernel.cu",
-          (root / lab.folder / "kernel.cu").string(), lab.exe};
+          (root / lab.folder / "kernel.cu").string(), lab.exe, lab.unbuilt};
 }
 
 void choose_sandbox(const std::string& mode_text, judge::Options& o) {
@@ -136,8 +136,14 @@ void choose_sandbox(const std::string& mode_text, judge::Options& o) {
 }
 
 std::optional<LabEntry> find_lab(const std::string& command, const std::string& role, const std::string& id) {
-  for (const LabEntry& l : read_registry())
-    if (l.role == role && l.id == id) return l;
+  for (const LabEntry& l : read_registry()) {
+    if (l.role != role || l.id != id) continue;
+    if (l.unbuilt.empty()) return l;
+    // lab.json "requires_gpu" against gpu_arch (grader/harness/discover_labs.py).
+    fmt::print(stderr, "labkit {}: {} has no harness in this build: it {}; rebuild with `meson setup --reconfigure BUILD_DIR "
+               "-Dgpu_arch=auto` on a GPU that has it\n", command, id, l.unbuilt);
+    return std::nullopt;
+  }
   fmt::print(stderr, "labkit {}: no {} named \"{}\" in this build (see `labkit list{}`)\n", command, role, id,
              role == "test" ? " --tests" : "");
   return std::nullopt;

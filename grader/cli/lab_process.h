@@ -63,7 +63,7 @@ judge::LabUnderTest lab_under_test(const LabEntry& lab);
 void choose_sandbox(const std::string& mode, judge::Options& options);
 
 // The lab of `role` named `id` in this build's registry; prints "labkit <command>: no ... named"
-// and returns nullopt when there is none.
+// and returns nullopt when there is none, or why the build has no harness for it.
 std::optional<LabEntry> find_lab(const std::string& command, const std::string& role, const std::string& id);
 
 // An external program: `given` when not empty (must exist), else `name` on PATH, else in the CUDA

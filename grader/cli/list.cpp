@@ -25,7 +25,8 @@ std::vector<LabEntry> read_registry() {
   const std::filesystem::path root = LABKIT_SOURCE_ROOT;
   std::vector<LabEntry> labs;
   for (const auto& e : j) {
-    LabEntry l{e.at("role"), e.at("id"), e.at("kind"), e.at("folder"), e.at("exe"), e.value("ptx", ""), {}};
+    LabEntry l{e.at("role"), e.at("id"), e.at("kind"), e.at("folder"), e.at("exe"), e.value("ptx", ""), {},
+               e.value("unbuilt", "")};
     l.lab_json = l.role == "test" ? root / l.folder / "lab.json" : root / "labs" / l.id / "lab.json";
     labs.push_back(std::move(l));
   }

@@ -13,6 +13,7 @@ struct LabEntry {
   std::string role, id, kind, folder, exe;  // exe: the lab's harness
   std::string ptx;                          // the PTX built from its kernel.cu
   std::filesystem::path lab_json;  // absolute
+  std::string unbuilt;  // why this build has no harness for it (lab.json "requires_gpu"), or ""
 };
 
 // Throws std::runtime_error naming the file when the registry is missing or malformed.

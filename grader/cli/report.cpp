@@ -92,8 +92,14 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
                                     precision, "--sandbox", mode && *mode ? mode : "bubblewrap"};
   };
   if (o.solutions || o.compare) {
-    for (const LabEntry& l : registry)
-      if (l.role == "solution" && l.kind == "conv") out.push_back({label(l), lab_argv(l), layer_timed(l), true});
+    for (const LabEntry& l : registry) {
+      if (l.role != "solution" || l.kind != "conv") continue;
+      if (!l.unbuilt.empty()) {  // lab.json "requires_gpu" newer than one of gpu_arch's targets
+        fmt::print(stderr, "labkit report: {} left out: no harness in this build: it {}\n", label(l), l.unbuilt);
+        continue;
+      }
+      out.push_back({label(l), lab_argv(l), layer_timed(l), true});
+    }
   }
   for (const std::string& id : o.labs) {
     auto it = std::find_if(registry.begin(), registry.end(), [&](const LabEntry& l) { return l.role == role && l.id == id; });
@@ -103,6 +109,10 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
     }
     if (it->kind != "conv") {
       error = fmt::format("{} is not a conv lab: the network has no place for it (only conv labs have milestone tables)", id);
+      return {};
+    }
+    if (!it->unbuilt.empty()) {
+      error = fmt::format("{} has no harness in this build: it {}", id, it->unbuilt);
       return {};
     }
     out.push_back({label(*it), lab_argv(*it), layer_timed(*it), true});
@@ -132,6 +142,10 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
                           it == registry.end() ? "no instructor solution of that name in this build (a student copy has "
                                                  "none; `labkit list` shows the labs)"
                                                : "not a conv lab: the course compares conv implementations");
+      return {};
+    }
+    if (!it->unbuilt.empty()) {
+      error = fmt::format("--course-reference {}: no harness in this build: it {}", o.course_reference, it->unbuilt);
       return {};
     }
     if (std::none_of(out.begin(), out.end(), [&](const Subject& s) { return s.name == label(*it); }))

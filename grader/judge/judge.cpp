@@ -15,8 +15,10 @@
 #include "labkit/cuda_check.h"
 #include "labkit/device.h"
 #include "labkit/executed_evidence.h"
+#include "labkit/gpu_arch.h"
 #include "labkit/lab_spec.h"
 #include "labkit/stats.h"
+#include "labkit_config.h"
 #include "timing_checks.h"
 
 namespace labkit::judge {
@@ -227,6 +229,31 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   r.driver = fmt::format("{}.{}", d.driver_version / 1000, (d.driver_version % 1000) / 10);
   r.peak_sm_clock_mhz = d.peak_sm_clock_mhz;
   r.max_sm_clock_mhz = read_sm_clock().max_sm_mhz;
+  // Before anything runs on the GPU: a lab or a build that cannot run here is said in one line,
+  // not as CUDA's "no kernel image" from the first kernel.
+  const ComputeCapability cc{d.cc_major, d.cc_minor};
+  if (spec.requires_gpu) {
+    if (std::string why = lab_mismatch(lab.id, *spec.requires_gpu, d.name, cc); !why.empty()) {
+      r.verdict = verdict::kNoDevice;
+      r.message = why;
+      r.exit_code = verdict::exit_code(r.verdict);
+      return r;
+    }
+  }
+  if (std::string why = build_mismatch(LABKIT_CUDA_ARCHS, d.name, cc); !why.empty()) {
+    r.verdict = verdict::kKitError;
+    r.message = why;
+    r.exit_code = verdict::exit_code(r.verdict);
+    return r;
+  }
+  if (!lab.unbuilt.empty()) {
+    r.verdict = verdict::kKitError;
+    r.message = fmt::format("{} has no harness in this build: it {}. This GPU, {}, is {}: rebuild for it with "
+                            "`meson setup --reconfigure BUILD_DIR -Dgpu_arch=auto`, then `meson compile -C BUILD_DIR`.",
+                            lab.id, lab.unbuilt, d.name, describe(cc));
+    r.exit_code = verdict::exit_code(r.verdict);
+    return r;
+  }
 
   Context ctx{lab, spec, resolved, r, {}, nullptr, {}, std::chrono::steady_clock::now(), {}, 0, {}};
   ctx.session.harness = lab.harness;

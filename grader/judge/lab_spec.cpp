@@ -67,7 +67,7 @@ const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision
                                      "target_speedup", "targets_by_gpu", "correctness_share", "evidence",
                                      "host_evidence", "hints", "map", "network_accuracy", "batch",
                                      "speedup_of", "tiers", "arch_specific", "contract", "sanitize",
-                                     "evidence_share", "counters"};
+                                     "evidence_share", "counters", "requires_gpu"};
 
 }  // namespace
 
@@ -210,6 +210,17 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
   if (root.contains("arch_specific")) {
     if (!root.at("arch_specific").is_boolean()) r.fail("\"arch_specific\" must be true or false");
     s.arch_specific = root.at("arch_specific").get<bool>();
+  }
+  if (root.contains("requires_gpu")) {
+    // The same checks as discover_labs.py's at configure time, which reads the key first.
+    const json& g = root.at("requires_gpu");
+    const char* shape = "\"requires_gpu\" must be {\"compute_capability\": \"8.0\", \"features\": \"what needs it\"}";
+    if (!g.is_object() || g.size() != 2 || !g.contains("compute_capability") || !g.contains("features"))
+      r.fail(fmt::format("{}, found {}", shape, g.dump()));
+    const Reader q{file, g};
+    const auto cc = parse_compute_capability(q.string("compute_capability"));
+    if (!cc) r.fail(fmt::format("\"requires_gpu\": \"compute_capability\" must look like \"8.0\", found {}", g.at("compute_capability").dump()));
+    s.requires_gpu = GpuRequirement{*cc, q.string("features")};
   }
   if (root.contains("contract")) {
     if (s.kind != LabKind::conv) r.fail("\"contract\" is only allowed when \"kind\" is \"conv\"");

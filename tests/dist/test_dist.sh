@@ -52,7 +52,7 @@ assert not bad, f"instructor-only paths exported: {bad}"
 for lab in os.listdir(os.path.join(root, "labs")):
     for f in ("kernel.cu", "lab.json", "README.md"):
         assert os.path.isfile(os.path.join(kit, "labs", lab, f)), f"labs/{lab}/{f} missing"
-for f in ("meson.build", "meson_options.txt", "tools/cuda.ini", "tools/install-deps.sh",
+for f in ("meson.build", "meson_options.txt", "tools/cuda.ini", "tools/install-deps.sh", "tools/gpu_arch.py",
           "docs/student-guide.md", "datasets/model/model.json", "grader/cli/main.cpp"):
     assert os.path.isfile(os.path.join(kit, f)), f"{f} missing"
 for to, frm in m["replace"].items():

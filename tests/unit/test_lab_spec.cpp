@@ -95,6 +95,23 @@ TEST_CASE("arch_specific: off unless lab.json says true") {
             .find("\"arch_specific\" must be true or false") != std::string::npos);
 }
 
+TEST_CASE("requires_gpu: none unless lab.json says; a compute capability and what needs it") {
+  CHECK_FALSE(labkit::load_lab_spec(write(kGood)).requires_gpu);
+  auto with = [](const std::string& value) {
+    return replace(kGood, "\"timed\": \"op\",", "\"timed\": \"op\", \"requires_gpu\": " + value + ",");
+  };
+  const auto spec = labkit::load_lab_spec(write(with(R"({"compute_capability": "8.0", "features": "cp.async"})")));
+  REQUIRE(spec.requires_gpu);
+  CHECK(spec.requires_gpu->compute_capability == labkit::ComputeCapability{8, 0});
+  CHECK(spec.requires_gpu->features == "cp.async");
+  CHECK(error_of(with(R"({"compute_capability": "sm_80", "features": "cp.async"})"))
+            .find("\"compute_capability\" must look like \"8.0\", found \"sm_80\"") != std::string::npos);
+  CHECK(error_of(with(R"({"compute_capability": "8.0"})")).find("\"requires_gpu\" must be {") != std::string::npos);
+  CHECK(error_of(with(R"("8.0")")).find("\"requires_gpu\" must be {") != std::string::npos);
+  CHECK(error_of(with(R"({"compute_capability": "8.0", "features": ""})")).find("\"features\" must be a non-empty string") !=
+        std::string::npos);
+}
+
 TEST_CASE("sanitize: memcheck unless lab.json names the tools; unknown or repeated tools are errors") {
   CHECK(labkit::load_lab_spec(write(kGood)).sanitize == std::vector<std::string>{"memcheck"});
   const auto with = [](const std::string& tools) {

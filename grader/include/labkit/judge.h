@@ -35,6 +35,7 @@ struct LabUnderTest {
   std::string source;      // kernel.cu, relative to the repository root, for reports
   std::string source_path; // kernel.cu, absolute
   std::string harness;     // the lab's harness executable
+  std::string unbuilt;     // why the build has no harness for it ("needs compute capability 8.0 ..."), or ""
 };
 
 struct Options {

@@ -50,6 +50,10 @@
 //                          profiled calls' multiply-adds they must cover (default 0.5)}
 //       contract           optional, conv labs: "general" (default) or "course": the shapes whose
 //                          correctness counts (labkit/contract.h); `labkit grade --contract` overrides it
+//       requires_gpu       optional: {"compute_capability": "8.0", "features": "cp.async"}: the lab
+//                          (its skeleton or solution) uses instructions that GPUs older than that
+//                          lack; the build leaves its harness out where gpu_arch targets an older
+//                          GPU (discover_labs.py), the grade says so on such a GPU (labkit/gpu_arch.h)
 //   * load() throws LabSpecError with one line naming the file, the key and what was expected.
 //     Unknown keys are errors too: a typo ("target_speedups") must not silently fall back.
 #pragma once
@@ -62,6 +66,7 @@
 
 #include "labkit/contract.h"
 #include "labkit/evidence.h"
+#include "labkit/gpu_arch.h"
 
 namespace labkit {
 
@@ -141,6 +146,7 @@ struct LabSpec {
   // compute capability 9.0, its harness also embeds sm_90a code (grader/harness/meson.build, which
   // reads the key at configure time through discover_labs.py).
   bool arch_specific = false;
+  std::optional<GpuRequirement> requires_gpu;  // "requires_gpu": the oldest GPU the lab runs on
   Contract contract = Contract::general;  // "contract": which correctness cases count
   std::vector<std::string> sanitize = {"memcheck"};  // the memory check's tools, in this order
   std::vector<CounterEvidence> counters;             // "counters": executed-instruction evidence
