@@ -90,4 +90,24 @@ echo "built in $a/build" >"$tmp/b/build/grader/stale-note.txt"
 why=$(bk_relocate "$tmp/b/build" "$tmp/b/kit" "$tmp/relocate.log" 01-restrict-unroll)
 rc=$?
 check '[[ $rc -ne 0 && $why == "grader/stale-note.txt still names the kit build"* ]]' "a file naming the first folder: refused ($why)"
+
+# The judge's constants (bk_judge_check): a stand-in grader/labkit whose .rodata names a registry.
+judge() {  # REGISTRY_PATH
+  mkdir -p "$tmp/b/build/grader"
+  printf '#include <stdio.h>\nconst char* const kRegistry = "%s";\nint main(void) { puts(kRegistry); return 0; }\n' "$1" >"$tmp/judge.c"
+  ${CC:-cc} -O1 -o "$tmp/b/build/grader/labkit" "$tmp/judge.c"
+}
+b=$(cd "$tmp/b" && pwd -P)
+if command -v "${CC:-cc}" >/dev/null && command -v objcopy >/dev/null; then
+  judge "$b/build/grader/harness/labs.json"
+  why=$(bk_judge_check "$tmp/b/build")
+  rc=$?
+  check '[[ $rc -eq 0 && -z $why ]]' "a judge that reads this build's registry: accepted"
+  judge "$a/build/grader/harness/labs.json"
+  why=$(bk_judge_check "$tmp/b/build")
+  rc=$?
+  check '[[ $rc -ne 0 && $why == "grader/labkit does not read this task"* ]]' "a judge that reads the kit build's registry: refused ($why)"
+else
+  echo "skip the judge's constants: no C compiler or objcopy"
+fi
 exit $((failures > 0))

@@ -9,7 +9,8 @@
 #   ada    01 solution (evidence found), 02 untouched skeleton (evidence missing), 04 a kernel that
 #          does not compile (build-failed; ada's other labs still graded)
 #   empty  no labs/ folder: skipped by submit, listed in skipped.txt
-#   kim    01 solution only; its task is cancelled (scancel) while it runs: collect lists kim as
+#   kim    every lab's solution (13 PTX compiles: a task long enough to be cancelled while it
+#          runs, even on the prebuilt kit); its task is cancelled (scancel) while it runs: collect lists kim as
 #          not graded (class.csv rows not-graded, missing.txt), `labkit bulk submit --resubmit`
 #          grades kim alone, and the second collect merges everyone. Before the resubmit the kit
 #          build's stamp is made stale (another kit digest): kim's second task refuses the
@@ -42,9 +43,12 @@ echo "ok   single-node Slurm up in $(($(date +%s) - t0)) s: $(sinfo -h -N -o '%N
 
 # Fake submissions.
 subs=$tmp/subs
-mkdir -p "$subs"/ada/labs/{01-restrict-unroll,02-constant-memory,04-float4} "$subs/empty/notes" "$subs/kim/labs/01-restrict-unroll"
+mkdir -p "$subs"/ada/labs/{01-restrict-unroll,02-constant-memory,04-float4} "$subs/empty/notes"
 cp "$src/solutions/01-restrict-unroll/kernel.cu" "$subs/ada/labs/01-restrict-unroll/"
-cp "$src/solutions/01-restrict-unroll/kernel.cu" "$subs/kim/labs/01-restrict-unroll/"
+for sol in "$src"/solutions/*/kernel.cu; do
+  lab=$(basename "$(dirname "$sol")")
+  mkdir -p "$subs/kim/labs/$lab" && cp "$sol" "$subs/kim/labs/$lab/"
+done
 cp "$src/labs/02-constant-memory/kernel.cu" "$subs/ada/labs/02-constant-memory/"
 printf '#include "labkit/map.h"\nvoid labkit::map_forward_gpu(float* d, int x, int y, int n) { this does not compile; }\n' \
   >"$subs/ada/labs/04-float4/kernel.cu"
@@ -157,6 +161,7 @@ assert rows[("ada", "01-restrict-unroll")]["correct"] == ""   # evidence only: c
 assert rows[("ada", "04-float4")]["correct"] == "false"
 # The synthetic class, in evidence mode: its expected.csv holds the verdicts of a full grade.
 assert v("s000-solution", "03-tiling") == "passed", rows[("s000-solution", "03-tiling")]
+assert v("kim", "01-restrict-unroll") == "passed", rows[("kim", "01-restrict-unroll")]  # built here, after the stale stamp
 students = ("ada", "kim", "s000-solution")
 assert len(rows) == n_labs * len(students), (len(rows), n_labs)  # 2 students x every lab
 for s in students:
