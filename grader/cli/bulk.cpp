@@ -125,10 +125,17 @@ json synthetic(const std::string& id, const LabSpec* spec, const std::string& ve
 
 // The result of one lab from its state file and the grading output the task saved.
 json lab_result(const fs::path& dir, const std::string& id, const LabSpec* spec, const std::string& mode) {
+  // "WHAT [CODE]" or "kit-error [REASON]": the first word, then the rest of the first line.
   std::istringstream state(read_text(dir / "labs" / (id + ".state"), 1u << 20));
-  std::string what;
+  std::string what, rest;
   int code = -1;
-  state >> what >> code;
+  state >> what;
+  std::getline(state, rest);
+  if (const auto a = rest.find_first_not_of(' '); a != std::string::npos) rest.erase(0, a); else rest.clear();
+  try {
+    if (what != "kit-error" && !rest.empty()) code = std::stoi(rest);
+  } catch (const std::exception&) {
+  }
   if (what == "not-submitted")
     return synthetic(id, spec, "not-submitted", fmt::format("labs/{}/kernel.cu is not in the submission (or is not a plain file).", id),
                      "");
@@ -137,6 +144,10 @@ json lab_result(const fs::path& dir, const std::string& id, const LabSpec* spec,
                      fmt::format("labs/{}/kernel.cu did not compile; the compiler said:\n{}", id,
                                  tail(compiler_errors(read_text(dir / ("build-" + id + ".log"), 1u << 20)), 25)),
                      "Build it on your machine (meson compile -C build) and fix the first error.");
+  if (what == "kit-error" && !rest.empty())
+    return synthetic(id, spec, "kit-error",
+                     fmt::format("The kit could not grade {} on this node (not the submission's fault): {}", id, rest),
+                     "Instructor: see the task's grade.log and build.log, then resubmit this task.");
   if (what == "kit-error")
     return synthetic(id, spec, "kit-error",
                      "The kit could not be built on this node (not the submission's fault); build.log ends with:\n" +
@@ -215,7 +226,7 @@ int run_finish(const std::string& dir_arg) {
                {"job_id", env["job_id"]}, {"array_job_id", env["array_job_id"]},
                {"array_task_id", env["array_task_id"]}, {"start", env["start"]}, {"end", env["end"]},
                {"exit_status", status}, {"score", total}, {"max_score", max},
-               {"build", {{"seconds", number("build_seconds")}, {"setup", env["setup"]}}},
+               {"build", {{"seconds", number("build_seconds")}, {"setup", env["setup"]}, {"kit", env["kit_build"]}}},
                {"cuda_visible_devices", env["cuda_visible_devices"]}, {"slurm_gpus", env["slurm_gpus"]},
                {"devices_constrained", env["devices_constrained"]}, {"cpus_allowed", env["cpus_allowed"]},
                {"grading_seconds", number("grading_seconds")},

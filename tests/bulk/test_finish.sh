@@ -3,7 +3,8 @@
 # (tests/bulk/task: task.env, labs/<lab>.state/.out/.err, a failed lab's build log): a result
 # for every lab, whatever happened to it. 01 graded (a real evidence run), 02 crashed (SIGSEGV,
 # named by the runner's crash handler), 03 did not compile, 04 not handed in, 05 printed
-# truncated JSON, 06 was killed at its time limit (exit 124). Checks results.json (Gradescope),
+# truncated JSON, 06 was killed at its time limit (exit 124), 07's harness was older than the
+# student's kernel.cu (kit-error, with the task's reason). Checks results.json (Gradescope),
 # grade.json and task.json (node, job ids, nvidia-smi's GPU and clocks). Runs anywhere.
 #   usage: test_finish.sh PATH_TO_LABKIT PYTHON3 SOURCE_ROOT
 set -u
@@ -26,8 +27,8 @@ status=$?
 import json, sys
 d = sys.argv[1]
 gs = json.load(open(f"{d}/results.json"))
-assert set(gs) >= {"score", "max_score", "tests", "output"} and len(gs["tests"]) == 6, gs.keys()
-assert gs["max_score"] == 3 + 1 + 2 + 2 + 3 + 2, gs["max_score"]
+assert set(gs) >= {"score", "max_score", "tests", "output"} and len(gs["tests"]) == 7, gs.keys()
+assert gs["max_score"] == 3 + 1 + 2 + 2 + 3 + 2 + 2, gs["max_score"]
 assert gs["output"].startswith("Evidence check only"), gs["output"]
 g = json.load(open(f"{d}/grade.json"))
 v = {r["lab"]["id"]: r for r in g["results"]}
@@ -41,18 +42,21 @@ assert "FAILED:" not in m and "nvcc" not in m and "../kit" not in m and "ninja" 
 assert v["04-float4"]["verdict"] == "not-submitted" and v["04-float4"]["score"]["max"] == 2
 assert v["05-unroll-matmul"]["verdict"] == "crashed" and "without a result" in v["05-unroll-matmul"]["message"]
 assert v["06-fusion"]["verdict"] == "timeout", v["06-fusion"]
+m = v["07-atomics"]["message"]
+assert v["07-atomics"]["verdict"] == "kit-error" and "not the submission's fault" in m and "is older than the student's" in m, m
 assert all(r["score"]["total"] == 0 for r in g["results"])
 assert v["03-tiling"]["lab"]["title"] != "03-tiling"   # titles from the kit's lab.json
 t = json.load(open(f"{d}/task.json"))
-assert t["node"] == "gpu03" and t["index"] == 7 and t["array_job_id"] == "100" and t["exit_status"] == 1, t
+assert t["node"] == "gpu03" and t["index"] == 7 and t["array_job_id"] == "100" and t["exit_status"] == 99, t  # 07: kit-error
 assert t["gpu"]["name"] == "NVIDIA H100 80GB HBM3" and t["gpu"]["sm_clock_mhz"] == 345 and t["gpu"]["max_sm_clock_mhz"] == 1980, t["gpu"]
 assert t["gpu_after"]["temperature_c"] == 44 and t["build"]["seconds"] == 61, t
+assert t["build"]["kit"] == "prebuilt (OUT/kit-build, job 99)", t["build"]
 assert t["labs"]["03-tiling"] == "build-failed"
 PY
 
 # The student's grade pages (labkit/pages.h), one per lab, each linking back to the class page.
 pages=$(ls "$tmp/zoe/pages" 2>/dev/null | tr '\n' ' ')
-[[ $pages == "01-restrict-unroll.html 02-constant-memory.html 03-tiling.html 04-float4.html 05-unroll-matmul.html 06-fusion.html " ]] \
+[[ $pages == "01-restrict-unroll.html 02-constant-memory.html 03-tiling.html 04-float4.html 05-unroll-matmul.html 06-fusion.html 07-atomics.html " ]] \
   && grep -q 'href="../../class.html"' "$tmp/zoe/pages/03-tiling.html" && grep -q "TILE" "$tmp/zoe/pages/03-tiling.html" \
   && echo "ok   a grade page per lab: $pages" || fail "grade pages: got '$pages'"
 

@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
 # Bulk grading through a real Slurm: starts a one-node cluster on this machine (munged, slurmctld,
 # slurmd as root, start-cluster.sh), makes fake submissions, runs `labkit bulk submit` (a job
-# array, one task per student, the default --gres=gpu:1 on the node's 4 fake GPUs), waits for the
-# array, runs `labkit bulk collect` and checks the class CSV. The tasks run in evidence mode
+# array, one task per student, the default --gres=gpu:1 on the node's 4 fake GPUs, after the kit
+# build job that builds the kit once for the class: --dependency=afterany), waits for the array,
+# runs `labkit bulk collect` and checks the class CSV. The tasks run in evidence mode
 # (--task evidence: each student's kernels are built in a clean kit copy and their PTX checked;
 # no GPU needed), since this machine has none.
 #   ada    01 solution (evidence found), 02 untouched skeleton (evidence missing), 04 a kernel that
 #          does not compile (build-failed; ada's other labs still graded)
 #   empty  no labs/ folder: skipped by submit, listed in skipped.txt
-#   kim    01 solution only; its task is cancelled (scancel) while it runs: collect lists kim as
+#   kim    every lab's solution (13 PTX compiles: a task long enough to be cancelled while it
+#          runs, even on the prebuilt kit); its task is cancelled (scancel) while it runs: collect lists kim as
 #          not graded (class.csv rows not-graded, missing.txt), `labkit bulk submit --resubmit`
-#          grades kim alone, and the second collect merges everyone
+#          grades kim alone, and the second collect merges everyone. Before the resubmit the kit
+#          build's stamp is made stale (another kit digest): kim's second task refuses the
+#          prebuilt kit and builds the kit itself, and says so (task.json build.kit)
 #   s000-solution  the first student of the synthetic class (tools/slurm/synthetic-class.py, as
 #          test_slurm_gpu.sh grades all of it on a GPU): the 03 solution, handed in one folder
 #          deeper (s000-solution/labkit-main/labs: an unzipped archive; evidence found)
-# Two tasks at a time, side by side on a 2-CPU machine, each bound to its CPU (task/affinity): each
-# builds the judge in its own kit copy (a round of two tasks is most of this test's 10-13 minutes;
-# kim's second task one more build; the forged students need a GPU to mean anything, and
-# test_slurm_gpu.sh has them).
+# The kit build job builds the judge once (1 CPU, no GPU); then two tasks at a time, side by side on
+# a 2-CPU machine, each bound to its CPU (task/affinity), each copying the prebuilt kit and compiling
+# only the judge's paths and the student's labs (task.json build.kit "prebuilt"); kim's second task
+# one full build (the kit build and that one are most of this test's minutes; the forged students
+# need a GPU to mean anything, and test_slurm_gpu.sh has them).
 # Exit 77 with the reason when Slurm cannot start here (not root, a binary missing, munged or
 # slurmd failing); the reason is printed on the last line.
 #   usage: test_slurm.sh PATH_TO_LABKIT PYTHON3 [KEEP_DIR]
@@ -38,9 +43,12 @@ echo "ok   single-node Slurm up in $(($(date +%s) - t0)) s: $(sinfo -h -N -o '%N
 
 # Fake submissions.
 subs=$tmp/subs
-mkdir -p "$subs"/ada/labs/{01-restrict-unroll,02-constant-memory,04-float4} "$subs/empty/notes" "$subs/kim/labs/01-restrict-unroll"
+mkdir -p "$subs"/ada/labs/{01-restrict-unroll,02-constant-memory,04-float4} "$subs/empty/notes"
 cp "$src/solutions/01-restrict-unroll/kernel.cu" "$subs/ada/labs/01-restrict-unroll/"
-cp "$src/solutions/01-restrict-unroll/kernel.cu" "$subs/kim/labs/01-restrict-unroll/"
+for sol in "$src"/solutions/*/kernel.cu; do
+  lab=$(basename "$(dirname "$sol")")
+  mkdir -p "$subs/kim/labs/$lab" && cp "$sol" "$subs/kim/labs/$lab/"
+done
 cp "$src/labs/02-constant-memory/kernel.cu" "$subs/ada/labs/02-constant-memory/"
 printf '#include "labkit/map.h"\nvoid labkit::map_forward_gpu(float* d, int x, int y, int n) { this does not compile; }\n' \
   >"$subs/ada/labs/04-float4/kernel.cu"
@@ -59,6 +67,10 @@ job=$(cat "$out/job.txt")
 echo "---- grade.sbatch ----"; cat "$out/grade.sbatch"; echo "----"
 grep -q "^#SBATCH --array=0-2" "$out/grade.sbatch" && grep -q "^#SBATCH --gres=gpu:1" "$out/grade.sbatch" \
   && echo "ok   grade.sbatch: --array=0-2, --gres=gpu:1" || fail "grade.sbatch"
+kit_job=$(cat "$out/kit-job.txt" 2>/dev/null)
+dep=$(squeue -h -j "$job" -o %E 2>/dev/null | head -1)
+[[ -n $kit_job && $dep == *"afterany:$kit_job"* ]] && echo "ok   the array waits for the kit build job $kit_job ($dep)" \
+  || fail "the array's dependency: '$dep', kit build job '$kit_job'"
 kim=$(awk -F'\t' '$2 == "kim" {print $1}' "$out/students.txt")
 
 # Resubmitting while the class's job runs is refused: its students have no result yet.
@@ -71,7 +83,7 @@ status=$?
 killed=
 for _ in $(seq 600); do
   if [[ $(squeue -h -j "${job}_$kim" -o %T 2>/dev/null) == RUNNING && -s $out/kim/grade.log ]]; then
-    sleep 5
+    sleep 2  # a task on the prebuilt kit takes seconds
     scancel "${job}_$kim" && killed=yes
     echo "ok   cancelled kim's task ${job}_$kim while it ran: $(tail -n 1 "$out/kim/grade.log")"
     break
@@ -108,7 +120,12 @@ status=$?
   || { cat "$tmp/collect.out"; fail "collect after the cancel: exit $status"; }
 ls "$out"/kim/*.tmp-* >/dev/null 2>&1 && fail "temporary files left in $out/kim: $(ls "$out/kim")"
 
-# Resubmit: kim's task alone, then everyone merges.
+grep -q "^status=ok$" "$out/kit-build/stamp" && echo "ok   kit build job: $(grep -E "^(status|seconds|node)=" "$out/kit-build/stamp" | tr '\n' ' ')" \
+  || { fail "kit build stamp: $(cat "$out/kit-build/stamp" 2>/dev/null)"; tail -n 20 "$out/kit-build.log"; }
+
+# Resubmit: kim's task alone, then everyone merges. The stamp made stale first: kim's task must
+# refuse the prebuilt kit and build it itself.
+sed -i 's/^kit_digest=.*/kit_digest=0000stale/' "$out/kit-build/stamp"
 "$labkit" bulk submit --resubmit "$out" >"$tmp/resubmit.out" 2>&1
 status=$?
 cat "$tmp/resubmit.out"
@@ -144,6 +161,7 @@ assert rows[("ada", "01-restrict-unroll")]["correct"] == ""   # evidence only: c
 assert rows[("ada", "04-float4")]["correct"] == "false"
 # The synthetic class, in evidence mode: its expected.csv holds the verdicts of a full grade.
 assert v("s000-solution", "03-tiling") == "passed", rows[("s000-solution", "03-tiling")]
+assert v("kim", "01-restrict-unroll") == "passed", rows[("kim", "01-restrict-unroll")]  # built here, after the stale stamp
 students = ("ada", "kim", "s000-solution")
 assert len(rows) == n_labs * len(students), (len(rows), n_labs)  # 2 students x every lab
 for s in students:
@@ -151,6 +169,12 @@ for s in students:
     assert len(gs["tests"]) == n_labs and gs["max_score"] == max_points, (s, len(gs["tests"]), gs["max_score"], max_points)
     t = json.load(open(f"{out}/{s}/task.json"))
     assert t["node"] and t["array_task_id"] != "" and t["build"]["setup"] == "ok", t
+    # The path each task took: the class's prebuilt kit, or (kim, after the stale stamp) its own.
+    kit = t["build"]["kit"]
+    if s == "kim":
+        assert kit.startswith("built here (stale stamp:") and "changed since the kit build job" in kit, kit
+    else:
+        assert kit.startswith("prebuilt (OUT/kit-build, job "), kit
     assert t["cuda_visible_devices"] != "" and t["slurm_gpus"] != "", t  # Slurm gave the task a (fake) GPU
     # Bound to its one CPU (task/affinity; start-cluster.sh falls back to no binding where it cannot).
     assert t["cpus_allowed"] and ("," not in t["cpus_allowed"] and "-" not in t["cpus_allowed"]
@@ -158,7 +182,8 @@ for s in students:
 ada = json.load(open(f"{out}/ada/grade.json"))
 failed = [r for r in ada["results"] if r["lab"]["id"] == "04-float4"][0]
 assert "did not compile" in failed["message"] and "error" in failed["message"], failed["message"]
-print("build seconds:", {s: json.load(open(f"{out}/{s}/task.json"))["build"]["seconds"] for s in students})
+print("build seconds:", {s: (json.load(open(f"{out}/{s}/task.json"))["build"]["seconds"],
+                              json.load(open(f"{out}/{s}/task.json"))["build"]["kit"]) for s in students})
 PY
 echo "slurm test: $(($(date +%s) - t0)) s in all"
 exit $((failures > 0))

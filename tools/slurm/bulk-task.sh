@@ -2,12 +2,17 @@
 # One task of a labkit bulk-grading job array (`labkit bulk submit` writes grade.sbatch, which
 # runs a copy of this script as OUT/bulk-task.sh). It grades ONE student and never fails another:
 #   1. reads its line of OUT/students.txt (task index -> student, labs folder);
-#   2. copies the kit (without solutions/, tests/, docs/, build folders) into node-local scratch and
-#      puts in the student's labs/NN-name/kernel.cu, and only those (lab.json and the handouts
-#      stay the kit's); a lab the student did not hand in is removed, and graded "not-submitted";
-#   3. builds only what grading needs: the kit's libraries, and per lab its grading executable
-#      and PTX (meson -Dtests=false -Dbench=disabled); a lab that does not compile is
-#      "build-failed"; when the kit's libraries do not build, every lab is "kit-error";
+#   2. copies into node-local scratch the class's prebuilt kit (OUT/kit-build, made once by the
+#      kit build job, bulk-kit.sh) when its stamp matches this task, else the kit itself (without
+#      solutions/, tests/, docs/, build folders), and puts in the student's
+#      labs/NN-name/kernel.cu, and only those (lab.json and the handouts stay the kit's); a lab
+#      the student did not hand in is removed, and graded "not-submitted";
+#   3. builds only what grading needs: the kit's targets (from the prebuilt copy: the judge's
+#      paths only; else all of them), and per lab its grading executable and PTX (meson
+#      -Dtests=false -Dbench=disabled); a lab that does not compile is "build-failed"; when the
+#      kit does not build, every lab is "kit-error", and so is a lab whose harness or PTX is
+#      older than the student's kernel.cu; grade.log and task.env say which kit was used
+#      (kit_build: "prebuilt" or "built here (why)");
 #   4. grades each built lab in its own process with a time limit (LABKIT_BULK_MODE=grade: its
 #      grading executable with --json, as `labkit grade` runs it; evidence: its PTX checks only,
 #      no GPU needed);
@@ -20,7 +25,8 @@
 #   usage: bulk-task.sh TASK_INDEX   with LABKIT_BULK_OUT, LABKIT_BULK_KIT, LABKIT_BULK_LABKIT,
 #          LABKIT_BULK_MODE, LABKIT_BULK_LAB_TIMEOUT, LABKIT_BULK_GPU_ARCH,
 #          LABKIT_BULK_DATA (the synthetic test set), LABKIT_BULK_SCRATCH, LABKIT_BULK_BUILD_TIMEOUT
-#          (seconds) and LABKIT_BULK_KEEP=1 (keep the scratch build, for debugging).
+#          (seconds), LABKIT_BULK_PREBUILT=0 (never the prebuilt kit: --no-prebuilt-kit) and
+#          LABKIT_BULK_KEEP=1 (keep the scratch build, for debugging); bulk-kit.sh beside it.
 set -uo pipefail
 index=${1:?usage: bulk-task.sh TASK_INDEX}
 out=${LABKIT_BULK_OUT:?} kit=${LABKIT_BULK_KIT:?} labkit=${LABKIT_BULK_LABKIT:?}
@@ -75,13 +81,29 @@ fi
 echo "bulk-task: GPU $slurm_gpus (CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}, nvidia-smi sees $smi_gpus), CPUs $cpus_allowed"
 gpu_before=$(gpu_query) other_procs=$(gpu_procs)
 
-# 2. The kit (not its solutions, tests, docs, hidden folders or build folders), and the
-#    student's kernels only.
-for p in "$kit"/*; do
-  case ${p##*/} in solutions | tests | docs) continue ;; esac
-  [[ -d $p/meson-private ]] && continue
-  cp -a "$p" "$work/kit/" || { echo "bulk-task: cannot copy $p" >&3; exit 99; }
-done
+# 2. The kit: the class's prebuilt kit (OUT/kit-build, bulk-kit.sh) when its stamp says it is this
+#    kit built as this task would build it, else a copy of the kit (not its solutions, tests,
+#    docs, hidden folders or build folders); then the student's kernels only.
+source "$(dirname "${BASH_SOURCE[0]}")/bulk-kit.sh" || { echo "bulk-task: $(dirname "${BASH_SOURCE[0]}")/bulk-kit.sh is missing" >&3; exit 99; }
+tb=$(date +%s)
+b=$work/build
+bk_setup_env "$kit"
+bk_kit_targets "$mode"
+kit_targets=("${bk_targets[@]}")
+# The network accuracy checks (09-fp16) read the synthetic test set: the instructor's, or made here.
+[[ $mode == grade && ! -d ${LABKIT_BULK_DATA:-/nonexistent} ]] && kit_targets+=(datasets/synth-test-set.txt)
+prebuilt=no
+why=$(bk_prebuilt_refusal "$mode")
+if [[ -z $why ]]; then
+  if why=$(bk_copy_prebuilt "$work"); then
+    prebuilt=yes
+  else
+    rm -rf "$work/kit" "$b" && mkdir -p "$work/kit"
+  fi
+fi
+if [[ $prebuilt == no ]]; then
+  bk_copy_kit "$kit" "$work/kit" || { echo "bulk-task: cannot copy $kit" >&3; exit 99; }
+fi
 submitted=()
 for lab in "$work"/kit/labs/*/; do
   id=$(basename "$lab") src=$labs_dir/$id/kernel.cu
@@ -89,6 +111,8 @@ for lab in "$work"/kit/labs/*/; do
   # student's submission).
   if [[ -f $src && ! -L $src && ! -L $labs_dir/$id ]] && (($(stat -c %s "$src") <= 4194304)) \
      && cp "$src" "$lab/kernel.cu"; then
+    # Newer than anything of the copied kit build, whatever its mtimes: ninja compiles it here.
+    touch "$lab/kernel.cu"
     submitted+=("$id")
   else
     rm -rf "$lab"
@@ -97,43 +121,62 @@ for lab in "$work"/kit/labs/*/; do
 done
 echo "bulk-task: submitted: ${submitted[*]:-(none)}"
 
-# 3. Build only what grading needs: the kit's libraries (a failure there is the kit's, not the
+# 3. Build only what grading needs: the kit's targets (a failure there is the kit's, not the
 #    student's), then each submitted lab's grading executable and PTX in one ninja run that
-#    keeps going past a lab that does not compile.
-setup=skipped build_seconds=0
-b=$work/build
+#    keeps going past a lab that does not compile. With the prebuilt kit, the copy is moved here
+#    (bk_relocate: meson setup --reconfigure) and ninja compiles only the judge's paths and the
+#    student's labs; a copy that fails a check is dropped, and the kit is built here after all.
+setup=skipped build_seconds=0 kit_build="none (no lab handed in)"
 jobs=${SLURM_CPUS_PER_TASK:-$(nproc)}
+kit_here() {
+  rm -rf "$b"
+  timeout "$build_timeout" meson setup "$b" "$work/kit" "${bk_opts[@]}" >>"$dir/build.log" 2>&1 \
+    && timeout "$build_timeout" ninja -C "$b" -j "$jobs" "${kit_targets[@]}" >>"$dir/build.log" 2>&1
+}
+kit_prebuilt() {  # why on stdout and 1 when the copy may not be used
+  bk_relocate "$b" "$work/kit" "$dir/build.log" "${submitted[@]}" || return 1
+  echo "bulk-task: kit steps to redo: $(ninja -C "$b" -n "${kit_targets[@]}" 2>/dev/null | grep -c '^\[')" >>"$dir/build.log"
+  if ! timeout "$build_timeout" ninja -C "$b" -j "$jobs" "${kit_targets[@]}" >>"$dir/build.log" 2>&1; then
+    echo "the kit targets did not build from the copy (build.log)"
+    return 1
+  fi
+  bk_judge_check "$b"
+}
 if ((${#submitted[@]})); then
-  tb=$(date +%s)
-  opts=(-Dtests=false -Dbench=disabled -Dcudnn=false --native-file "$work/kit/tools/cuda.ini")
-  [[ -n ${LABKIT_BULK_GPU_ARCH:-} ]] && opts+=("-Dgpu_arch=$LABKIT_BULK_GPU_ARCH")
-  # The judge, and for grading the kit's own harnesses (its timing calibration) and the library
-  # every lab's harness links; the evidence task needs only the judge and each lab's PTX.
-  kit_targets=(grader/labkit)
-  [[ $mode == grade ]] && kit_targets+=(grader/harness/liblabkit_harness.a grader/harness/harness-kit-conv grader/harness/harness-kit-map)
-  # The network accuracy checks (09-fp16) read the synthetic test set: the instructor's, or built here.
-  [[ $mode == grade && ! -d ${LABKIT_BULK_DATA:-/nonexistent} ]] && kit_targets+=(datasets/synth-test-set.txt)
+  : >"$dir/build.log"
   targets=()
   for id in "${submitted[@]}"; do
     targets+=("grader/harness/$id.ptx")
     [[ $mode == grade ]] && targets+=("grader/harness/harness-$id")
   done
-  if timeout "$build_timeout" meson setup "$b" "$work/kit" "${opts[@]}" >"$dir/build.log" 2>&1 \
-     && timeout "$build_timeout" ninja -C "$b" -j "$jobs" "${kit_targets[@]}" >>"$dir/build.log" 2>&1; then
-    setup=ok
-    timeout "$build_timeout" ninja -C "$b" -j "$jobs" -k 0 "${targets[@]}" >>"$dir/build.log" 2>&1
-  else
-    setup=failed
+  if [[ $prebuilt == yes ]]; then
+    if why=$(kit_prebuilt); then
+      setup=ok
+    else
+      prebuilt=no
+      echo "bulk-task: the prebuilt kit was refused: $why; building the kit here" >>"$dir/build.log"
+    fi
   fi
+  if [[ $prebuilt == no ]]; then
+    kit_here && setup=ok || setup=failed
+  fi
+  [[ $setup == ok ]] && timeout "$build_timeout" ninja -C "$b" -j "$jobs" -k 0 "${targets[@]}" >>"$dir/build.log" 2>&1
   build_seconds=$(($(date +%s) - tb))
+  if [[ $prebuilt == yes ]]; then kit_build="prebuilt (OUT/kit-build, job $(bk_stamp job_id))"; else kit_build="built here ($why)"; fi
+  echo "bulk-task: kit: $kit_build"
   echo "bulk-task: build (kit $setup) in ${build_seconds} s (build.log)"
   for id in "${submitted[@]}"; do
+    h=$b/grader/harness/harness-$id p=$b/grader/harness/$id.ptx k=$work/kit/labs/$id/kernel.cu
     if [[ $setup != ok ]]; then
       echo kit-error >"$dir/labs/$id.state"
-    elif [[ ! -f $b/grader/harness/$id.ptx || ($mode == grade && ! -x $b/grader/harness/harness-$id) ]]; then
+    elif [[ ! -f $p || ($mode == grade && ! -x $h) ]]; then
       echo build-failed >"$dir/labs/$id.state"
       # Once more alone, so that build-ID.log holds this lab's errors only.
       timeout 600 ninja -C "$b" "grader/harness/harness-$id" "grader/harness/$id.ptx" >"$dir/build-$id.log" 2>&1
+    elif [[ $k -nt $p || ($mode == grade && $k -nt $h) ]]; then
+      # What is graded must be built from the student's kernel.cu, never an older build of it.
+      echo "kit-error grader/harness/$([[ $k -nt $p ]] && echo "$id.ptx" || echo "harness-$id") is older than the student's labs/$id/kernel.cu: it was not built from it (kit: $kit_build)" \
+        >"$dir/labs/$id.state"
     fi
   done
 fi
@@ -181,6 +224,7 @@ one() { tr -d '\n' <<<"$1"; }
   echo "end=$(date -Is)"
   echo "setup=$setup"
   echo "build_seconds=$build_seconds"
+  echo "kit_build=$kit_build"
   echo "gpu_before=$(one "$gpu_before")"
   echo "gpu_after=$(one "$(gpu_query)")"
   echo "gpu_other_processes=$(one "$other_procs")"

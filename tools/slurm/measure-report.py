@@ -4,7 +4,8 @@ RESULTS/class/expected.csv (synthetic-class.py) and RESULTS/run-N/ (one `labkit 
 folder per GPU count: measure.env, class.csv, <student>/task.json).
 
   1. scaling: GPUs, wall time, submissions per hour, speedup over the run of 1 GPU and its
-     efficiency (speedup / N), verdicts as expected, the mean build and grading time of a task;
+     efficiency (speedup / N), verdicts as expected, the mean build and grading time of a task and
+     how many tasks used the class's prebuilt kit (with the kit build job's time);
   2. verdicts not as expected (expected "zero": 0 points and not passed, what the kit's skeletons
      suite asks of an untouched skeleton);
   3. fairness: per lab, the median speedup of the instructor's solution on each GPU (students who
@@ -72,8 +73,10 @@ def main():
                 tasks[t.parent.name] = json.loads(t.read_text())
             except ValueError:
                 pass
+        stamp = read_env(d / "kit-build" / "stamp") or {}  # the kit build job's (labkit bulk submit)
         runs.append({"dir": d, "gpus": int(env["gpus"]), "wall": float(env["wall_seconds"]), "finished": env.get("finished"),
-                     "binding": env.get("binding", ""), "rows": rows, "tasks": tasks})
+                     "binding": env.get("binding", ""), "rows": rows, "tasks": tasks,
+                     "kit_seconds": stamp.get("seconds")})
     if not runs:
         print(f"measure-report: no finished run in {res} (run-N/measure.env and class.csv)")
         return 2
@@ -82,8 +85,8 @@ def main():
     bad_total = 0
     print(f"\nClass: {n_students} students x {len(labs)} lab(s) = {len(expected)} submissions ({', '.join(labs)})")
     print("\n| GPUs | wall (s) | submissions per hour | speedup over 1 GPU | efficiency | verdicts as expected | "
-          "build s / task | grading s / task | finished |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "build s / task | prebuilt kit | grading s / task | finished |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         ok = sum(matches(e["verdict"], r["rows"].get((e["student"], e["lab"]))) for e in expected)
         r["bad"] = [(e, r["rows"].get((e["student"], e["lab"]))) for e in expected
@@ -96,9 +99,19 @@ def main():
         sp = f"{speedup:.2f}x" if speedup else "-"
         eff = f"{speedup / r['gpus']:.2f}" if speedup else "-"
         b = f"{statistics.mean(builds):.0f}" if builds else "-"
+        # Tasks on the class's prebuilt kit (task.json build.kit), and the kit build job's own time.
+        kits = [t.get("build", {}).get("kit") or "" for t in r["tasks"].values()]
+        pre = f"{sum(k.startswith('prebuilt') for k in kits)} / {len(kits)}"
+        if r.get("kit_seconds") is not None:
+            pre += f" (kit job {r['kit_seconds']} s)"
         g = f"{statistics.mean(grading):.0f}" if grading else "-"
         print(f"| {r['gpus']} | {r['wall']:.0f} | {3600 * len(expected) / r['wall']:.0f} | {sp} | {eff} | "
-              f"{ok} / {len(expected)} | {b} | {g} | {r['finished']} |")
+              f"{ok} / {len(expected)} | {b} | {pre} | {g} | {r['finished']} |")
+    for r in runs:
+        why = sorted({t["build"]["kit"] for t in r["tasks"].values()
+                      if (t.get("build", {}).get("kit") or "prebuilt").startswith("built here")})
+        for w in why[:5]:
+            print(f"  run of {r['gpus']} GPU(s): a task's kit was {w}")
     for r in runs:
         print(f"\nRun of {r['gpus']} GPU(s): {r['binding']}")
         for e, row in r["bad"][:40]:
