@@ -154,9 +154,17 @@ void counter_check(const LabEntry& lab, json& r, const CounterCheckOptions& o) {
     return not_available(r, "this GPU's performance counters are for administrators only here (ERR_NVGPUCTRPERM)", took);
   if (c.problem != ncu::Problem::none)
     return not_available(r, fmt::format("Nsight Compute: {:.200}", c.text), took);
-  if (run.value("verdict", "") != verdict::kPassed && run.value("verdict", "") != verdict::kMissingEvidence)
-    return not_available(r, fmt::format("the run under Nsight Compute ended {} ({:.200})", run.value("verdict", ""),
-                                        run.value("message", "")), took);
+  if (run.value("verdict", "") != verdict::kPassed && run.value("verdict", "") != verdict::kMissingEvidence) {
+    // What ncu itself said (its complaints go to the sandbox's stderr, the run's log): the last
+    // lines, on one line, for the instructor who has to make the counters readable.
+    std::string said = run.value("log", "");
+    if (said.size() > 400) said = said.substr(said.size() - 400);
+    for (char& ch : said)
+      if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
+    if (!o.keep_logs.empty()) std::ofstream(o.keep_logs / fmt::format("{}-counters-run.log", lab.id)) << run.value("log", "");
+    return not_available(r, fmt::format("the run under Nsight Compute ended {} ({:.160}); its log ends: {}",
+                                        run.value("verdict", ""), run.value("message", ""), said), took);
+  }
   // ncu's own block: the last header row (anything the lab wrote came before it; see 1. above).
   std::size_t block = log.rfind("\n\"ID\",");
   block = block == std::string::npos ? 0 : block + 1;
