@@ -37,29 +37,6 @@ constexpr int kLogFd = 7;                              // as the memory check's 
 constexpr std::size_t kMaxLogBytes = std::size_t(8) << 20;
 constexpr double kMaxFraction = 64;
 
-// The CLI binary behind a found `ncu`: the toolkit's bin/ncu is a shell script that runs
-// <nsight-compute-version>/target/<platform>/ncu, and the sandbox shows no shell. Looked for beside
-// the script, then in Nsight Compute's install folders (ncu_install_dirs(), newest first).
-bool is_elf(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  char magic[4] = {};
-  in.read(magic, 4);
-  return in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
-}
-
-fs::path ncu_binary(const fs::path& found) {
-  std::error_code ec;
-  const fs::path real = fs::canonical(found, ec);
-  if (ec) return {};
-  if (is_elf(real)) return real;
-  std::vector<fs::path> roots{real.parent_path(), real.parent_path().parent_path()};
-  for (const fs::path& d : ncu_install_dirs()) roots.push_back(d);
-  for (const fs::path& root : roots)
-    for (const auto& e : fs::directory_iterator(root / "target", ec))
-      if (const fs::path p = e.path() / "ncu"; fs::is_regular_file(p, ec) && is_elf(p)) return fs::canonical(p, ec);
-  return {};
-}
-
 // The Nsight Compute folder the sandbox must show: its root above target/<platform>/ncu.
 fs::path ncu_root(const fs::path& binary) {
   const fs::path dir = binary.parent_path();
@@ -108,9 +85,9 @@ void counter_check(const LabEntry& lab, json& r, const CounterCheckOptions& o) {
   const auto t0 = Clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   if (o.ncu.empty()) return not_available(r, "Nsight Compute (ncu) not found", 0);
-  const fs::path binary = ncu_binary(o.ncu);
-  if (binary.empty()) return not_available(r, fmt::format("{} is a script, and no target/<platform>/ncu was found beside it or in "
-                                        "Nsight Compute's install folders", o.ncu.string()), 0);
+  const fs::path binary = ncu::cli_binary(o.ncu, ncu_install_dirs());
+  if (binary.empty()) return not_available(r, fmt::format("{} is a script, and no target/<platform>/ncu for this machine was found "
+                                        "beside it or in Nsight Compute's install folders", o.ncu.string()), 0);
   if (o.progress) fmt::print(stderr, "  executed counters: Nsight Compute ...\n");
 
   std::string metrics = "gpu__time_duration.sum";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 
 namespace labkit::ncu {
 namespace {
@@ -210,4 +211,39 @@ std::string format_shape(const ShapeProfile& p) {
   return out;
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// The ELF header's e_machine (little-endian, offset 18); -1 when `p` is not an ELF file.
+int elf_machine(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  unsigned char h[20] = {};
+  in.read(reinterpret_cast<char*>(h), sizeof h);
+  if (in.gcount() != sizeof h || h[0] != 0x7f || h[1] != 'E' || h[2] != 'L' || h[3] != 'F') return -1;
+  return h[18] | (h[19] << 8);
+}
+
+}  // namespace
+
+fs::path cli_binary(const fs::path& found, const std::vector<fs::path>& roots) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(found, ec);
+  if (ec) return {};
+  const int mine = elf_machine("/proc/self/exe");
+  if (mine < 0) return {};
+  if (elf_machine(real) == mine) return real;
+  std::vector<fs::path> where{real.parent_path(), real.parent_path().parent_path()};
+  where.insert(where.end(), roots.begin(), roots.end());
+  for (const fs::path& root : where) {
+    std::vector<fs::path> platforms;
+    for (const auto& e : fs::directory_iterator(root / "target", ec)) platforms.push_back(e.path());
+    std::sort(platforms.begin(), platforms.end());  // the same choice on every run
+    for (const fs::path& d : platforms)
+      if (elf_machine(d / "ncu") == mine) return fs::canonical(d / "ncu", ec);
+  }
+  return {};
+}
+
 }  // namespace labkit::ncu
+

@@ -22,7 +22,8 @@ labkit::judge::LabUnderTest lab_needing(const std::string& requires_gpu) {
       << R"({"id": "needs-newer", "title": "t", "points": 1, "kind": "conv", "precision": "fp32", "timed": "op",
              "target_speedup": 2, "correctness_share": 0.5, "evidence": [])"
       << (requires_gpu.empty() ? "" : R"(, "requires_gpu": )" + requires_gpu) << "}";
-  std::ofstream(dir / "lab.ptx") << "// no code\n";
+  // PTX with no function: the judge reads the lab's PTX before it looks at the GPU.
+  std::ofstream(dir / "lab.ptx") << ".version 8.0\n.target sm_80\n.address_size 64\n";
   return {"needs-newer", "test", (dir / "lab.json").string(), (dir / "lab.ptx").string(), "tests/labs/needs-newer/kernel.cu",
           (dir / "kernel.cu").string(), (dir / "no-such-harness").string(), ""};
 }

@@ -4,6 +4,8 @@
 // profile 03-tiling --solution --keep` on an H200 (tests/unit/tools/).
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "labkit/ncu.h"
@@ -84,4 +86,34 @@ TEST_CASE("the 'output not written' warning: no stores and no DRAM writes, not a
   const std::string skeleton = ncu::format_shape({"conv1 B=1000", "[shape]", {base}, {empty}});
   CHECK(skeleton.find("the output is not written") != std::string::npos);
   CHECK(skeleton.find("x\n") == std::string::npos);  // no ratio
+}
+
+TEST_CASE("Nsight Compute's CLI: the target/<platform>/ncu whose ELF machine is this process's, behind a script") {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / "labkit-test-ncu-cli";
+  fs::remove_all(root);
+  fs::create_directories(root / "bin");
+  fs::create_directories(root / "nc" / "target" / "linux-desktop-t210-a64");
+  fs::create_directories(root / "nc" / "target" / "linux-desktop-glibc_2_11_3-x64");
+  // This process's own header, and the same header claiming another machine (aarch64, 183).
+  std::ifstream self("/proc/self/exe", std::ios::binary);
+  std::string header(64, '\0');
+  self.read(header.data(), 64);
+  std::string other = header;
+  other[18] = char(183);
+  other[19] = 0;
+  std::ofstream(root / "nc" / "target" / "linux-desktop-t210-a64" / "ncu", std::ios::binary) << other;
+  std::ofstream(root / "nc" / "target" / "linux-desktop-glibc_2_11_3-x64" / "ncu", std::ios::binary) << header;
+  std::ofstream(root / "bin" / "ncu") << "#!/bin/sh\nexec ../nc/ncu \"$@\"\n";
+  std::ofstream(root / "nc" / "ncu") << "#!/bin/sh\nexec target/linux-desktop-glibc_2_11_3-x64/ncu \"$@\"\n";
+  // Beside the script in the version folder.
+  CHECK(ncu::cli_binary(root / "nc" / "ncu", {}) == fs::canonical(root / "nc" / "target" / "linux-desktop-glibc_2_11_3-x64" / "ncu"));
+  // The toolkit's bin/ncu: found through the install folders.
+  CHECK(ncu::cli_binary(root / "bin" / "ncu", {}).empty());
+  CHECK(ncu::cli_binary(root / "bin" / "ncu", {root / "nc"}) ==
+        fs::canonical(root / "nc" / "target" / "linux-desktop-glibc_2_11_3-x64" / "ncu"));
+  // Only another machine's binary: none.
+  fs::remove(root / "nc" / "target" / "linux-desktop-glibc_2_11_3-x64" / "ncu");
+  CHECK(ncu::cli_binary(root / "nc" / "ncu", {root / "nc"}).empty());
+  fs::remove_all(root);
 }

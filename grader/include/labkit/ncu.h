@@ -10,8 +10,14 @@
 //   * problem_of classifies ncu's own complaints in its log: no permission to read the counters,
 //     no kernel profiled, or another ==ERROR== line (text holds it).
 //   * format_shape prints one grading shape: a column per kernel, the baseline's first.
+//   * cli_binary(found, roots): Nsight Compute's CLI as an ELF program for this machine. The
+//     toolkit's bin/ncu is a shell script that runs <version>/target/<platform>/ncu, and a
+//     version ships several platforms (x86-64, and aarch64's linux-desktop-t210-a64 beside it):
+//     the one whose ELF machine is this process's own. Looked for in the script's folder, its
+//     parent, then `roots` (Nsight Compute's install folders), in that order; empty if none.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -49,5 +55,7 @@ struct ShapeProfile {
   std::vector<Kernel> baseline, lab;
 };
 std::string format_shape(const ShapeProfile& p);
+
+std::filesystem::path cli_binary(const std::filesystem::path& found, const std::vector<std::filesystem::path>& roots);
 
 }  // namespace labkit::ncu
