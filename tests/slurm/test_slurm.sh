@@ -9,7 +9,7 @@
 #   ada    01 solution (evidence found), 02 untouched skeleton (evidence missing), 04 a kernel that
 #          does not compile (build-failed; ada's other labs still graded)
 #   empty  no labs/ folder: skipped by submit, listed in skipped.txt
-#   kim    the solution of every lab whose kernel.cu stands alone (10 PTX compiles: a task long
+#   kim    the solution of every lab, with the headers beside it (13 PTX compiles: a task long
 #          enough to be cancelled while it runs, even on the prebuilt kit); its task is cancelled
 #          (scancel) while it runs: collect lists kim as
 #          not graded (class.csv rows not-graded, missing.txt), `labkit bulk submit --resubmit`
@@ -47,11 +47,12 @@ subs=$tmp/subs
 mkdir -p "$subs"/ada/labs/{01-restrict-unroll,02-constant-memory,04-float4} "$subs/empty/notes"
 cp "$src/solutions/01-restrict-unroll/kernel.cu" "$subs/ada/labs/01-restrict-unroll/"
 for sol in "$src"/solutions/*/kernel.cu; do
-  # Those that stand alone (11 to 13 include a header beside them, and bulk takes kernel.cu only).
-  grep -q '#include "[^"]*\.cuh"' "$sol" && continue
+  # With the headers beside it (11 and 12 keep their kernels in .cuh files): bulk takes them too.
   lab=$(basename "$(dirname "$sol")")
-  mkdir -p "$subs/kim/labs/$lab" && cp "$sol" "$subs/kim/labs/$lab/"
+  mkdir -p "$subs/kim/labs/$lab" && cp "$(dirname "$sol")"/*.cu* "$subs/kim/labs/$lab/"
 done
+# A lab.json beside a kernel is never taken: the kit's stays (its targets, requires_gpu).
+echo '{"id": "01-restrict-unroll", "forged": true}' >"$subs/kim/labs/01-restrict-unroll/lab.json"
 cp "$src/labs/02-constant-memory/kernel.cu" "$subs/ada/labs/02-constant-memory/"
 printf '#include "labkit/map.h"\nvoid labkit::map_forward_gpu(float* d, int x, int y, int n) { this does not compile; }\n' \
   >"$subs/ada/labs/04-float4/kernel.cu"
@@ -166,7 +167,7 @@ assert rows[("ada", "04-float4")]["correct"] == "false"
 assert v("s000-solution", "03-tiling") == "passed", rows[("s000-solution", "03-tiling")]
 # kim, graded on a kit built here after the stale stamp: every lab handed in finds its evidence.
 kim = {l: r["verdict"] for (s, l), r in rows.items() if s == "kim" and r["verdict"] != "not-submitted"}
-assert len(kim) >= 10 and set(kim.values()) == {"passed"}, kim
+assert len(kim) >= 13 and set(kim.values()) == {"passed"}, kim  # 11 and 12 need their .cuh files
 students = ("ada", "kim", "s000-solution")
 assert len(rows) == n_labs * len(students), (len(rows), n_labs)  # 2 students x every lab
 for s in students:

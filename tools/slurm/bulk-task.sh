@@ -5,7 +5,8 @@
 #   2. copies into node-local scratch the class's prebuilt kit (OUT/kit-build, made once by the
 #      kit build job, bulk-kit.sh) when its stamp matches this task, else the kit itself (without
 #      solutions/, tests/, docs/, build folders), and puts in the student's
-#      labs/NN-name/kernel.cu, and only those (lab.json and the handouts stay the kit's); a lab
+#      labs/NN-name/kernel.cu with the .cu/.cuh/.h/.hpp files beside it, and only those (lab.json
+#      and the handouts stay the kit's); a lab
 #      the student did not hand in is removed, and graded "not-submitted";
 #   3. builds only what grading needs: the kit's targets (from the prebuilt copy: the judge's
 #      paths only; else all of them), and per lab its grading executable and PTX (meson
@@ -111,7 +112,17 @@ for lab in "$work"/kit/labs/*/; do
   # student's submission).
   if [[ -f $src && ! -L $src && ! -L $labs_dir/$id ]] && (($(stat -c %s "$src") <= 4194304)) \
      && cp "$src" "$lab/kernel.cu"; then
-    # Newer than anything of the copied kit build, whatever its mtimes: ninja compiles it here.
+    # The student's own sources beside it (a lab of several .cu files, headers it includes: the
+    # 11-13 solutions keep their kernels in .cuh files), under the same rules, at most 64 of them;
+    # never lab.json or anything else of the folder (the kit's stay: targets, requires_gpu).
+    extra=0
+    for f in "$labs_dir/$id"/*.cu "$labs_dir/$id"/*.cuh "$labs_dir/$id"/*.h "$labs_dir/$id"/*.hpp; do
+      [[ -f $f && ! -L $f && $(basename "$f") != kernel.cu ]] || continue
+      (($(stat -c %s "$f") <= 4194304 && extra < 64)) || continue
+      cp "$f" "$lab/" && touch "$lab/$(basename "$f")" && ((extra++))
+    done
+    # Newer than anything of the copied kit build, whatever its mtimes, and than the files beside
+    # it: ninja compiles it here, and the freshness check below compares with it.
     touch "$lab/kernel.cu"
     submitted+=("$id")
   else
