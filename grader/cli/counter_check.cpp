@@ -115,6 +115,7 @@ void counter_check(const LabEntry& lab, json& r, const CounterCheckOptions& o) {
     std::ofstream(o.keep_logs / fmt::format("{}-counters.csv", lab.id)) << log;
   }
   const double took = seconds();
+  if (!r.contains("phases") || !r["phases"].is_array()) r["phases"] = json::array();
   r["phases"].push_back({{"phase", "executed counters (Nsight Compute)"}, {"seconds", took}});
   r["seconds"] = r.value("seconds", 0.0) + took;
   if (pipe.bytes() > kMaxLogBytes) {
