@@ -64,6 +64,15 @@ void zero_performance(json& r, const std::string& why) {
   r["score"]["total"] = total;
 }
 
+// The lab wrote into the tool's log: no credit at all.
+void forged(json& r, const std::string& message) {
+  r["verdict"] = verdict::kProtocolError;
+  r["exit_code"] = verdict::exit_code(verdict::kProtocolError);
+  r["message"] = message;
+  zero_performance(r, "protocol-error in the counter check: no credit");
+  if (r.contains("score") && r["score"].is_object()) r["score"]["total"] = 0;
+}
+
 }  // namespace
 
 double macs_of_shape(const std::string& shape) {
@@ -94,20 +103,12 @@ void counter_check(const LabEntry& lab, json& r, const CounterCheckOptions& o) {
   for (const CounterEvidence& c : spec.counters)
     for (const std::string& m : c.metrics) metrics += "," + m;
   LogPipe pipe(kMaxLogBytes);
-  judge::Options so = o.judge;
-  so.wrapper = {binary.string(), "--target-processes", "all", "--clock-control", "none", "--csv", "--page", "raw",
-                "--print-units", "base", "--metrics", metrics, "--log-file", fmt::format("/proc/self/fd/{}", kLogFd)};
-  so.correctness_only = true;
-  so.under_sanitizer = true;  // under a tool: no CUPTI tracing (it and ncu cannot share the process), nothing timed
-  so.batch = o.batch;
-  so.random_cases = 1;
-  so.timeout_s = std::min(so.timeout_s, o.timeout_s);
-  so.show.clear();
-  so.show.push_back(ncu_root(binary).string());
-  so.extra_fds = {{pipe.write_fd(), kLogFd}};
-  SessionEnd end;
-  so.session_end = &end;
-  so.close_wait_s = 30;  // ncu writes its rows after its target ended
+  SessionEnd end;  // ncu writes its rows after its target ended: under_tool waits for it
+  const judge::Options so = under_tool(
+      o,
+      {binary.string(), "--target-processes", "all", "--clock-control", "none", "--csv", "--page", "raw", "--print-units",
+       "base", "--metrics", metrics, "--log-file", fmt::format("/proc/self/fd/{}", kLogFd)},
+      {ncu_root(binary).string()}, pipe.write_fd(), kLogFd, &end);
   const json run = o.grade(lab, so);
   const std::string log = pipe.finish(std::chrono::seconds(2));
   if (!o.keep_logs.empty()) {
@@ -119,13 +120,8 @@ void counter_check(const LabEntry& lab, json& r, const CounterCheckOptions& o) {
   r["phases"].push_back({{"phase", "executed counters (Nsight Compute)"}, {"seconds", took}});
   r["seconds"] = r.value("seconds", 0.0) + took;
   if (pipe.bytes() > kMaxLogBytes) {
-    r["verdict"] = verdict::kProtocolError;
-    r["exit_code"] = verdict::exit_code(verdict::kProtocolError);
-    r["message"] = fmt::format("The counter check: Nsight Compute's log carried more than {} MiB, far more than the "
-                               "tool writes; the lab's process wrote into it. No credit.", kMaxLogBytes >> 20);
-    zero_performance(r, "protocol-error in the counter check: no credit");
-    if (r["score"].is_object()) r["score"]["total"] = 0;
-    return;
+    return forged(r, fmt::format("The counter check: Nsight Compute's log carried more than {} MiB, far more than "
+                                 "the tool writes; the lab's process wrote into it. No credit.", kMaxLogBytes >> 20));
   }
   const ncu::Complaint c = ncu::problem_of(log);
   if (c.problem == ncu::Problem::no_permission)
@@ -164,13 +160,8 @@ void counter_check(const LabEntry& lab, json& r, const CounterCheckOptions& o) {
       return not_available(r, fmt::format("this GPU's Nsight Compute reported none of {}", fmt::join(ce.metrics, ", ")), took);
     const double fraction = count * ce.per_count / macs;
     if (fraction > kMaxFraction) {
-      r["verdict"] = verdict::kProtocolError;
-      r["exit_code"] = verdict::exit_code(verdict::kProtocolError);
-      r["message"] = fmt::format("The counter check: {} counted {:.0f}x the conv's multiply-adds, more than any conv "
-                                 "executes: the counts were not Nsight Compute's. No credit.", ce.name, fraction);
-      zero_performance(r, "protocol-error in the counter check: no credit");
-      if (r["score"].is_object()) r["score"]["total"] = 0;
-      return;
+      return forged(r, fmt::format("The counter check: {} counted {:.0f}x the conv's multiply-adds, more than any "
+                                   "conv executes: the counts were not Nsight Compute's. No credit.", ce.name, fraction));
     }
     const bool ok = fraction >= ce.min_fraction;
     results.push_back({{"name", ce.name}, {"metrics", ce.metrics}, {"count", count}, {"fraction", fraction},

@@ -33,17 +33,12 @@
 #include "labkit/judge.h"
 #include "labkit/lab_spec.h"
 #include "registry.h"
+#include "tool_run.h"
 
 namespace labkit::cli {
 
-struct CounterCheckOptions {
+struct CounterCheckOptions : ToolCheckOptions {
   std::filesystem::path ncu;  // as found; empty: not installed (the check is not made, and says so)
-  int batch = 1;
-  double timeout_s = 300;
-  bool progress = true;
-  std::filesystem::path keep_logs;  // when set: ncu's log kept here, <lab>-counters.csv
-  std::function<nlohmann::json(const LabEntry&, const judge::Options&)> grade;
-  judge::Options judge;
 };
 
 bool needs_counter_check(const nlohmann::json& r, const LabSpec& spec);

@@ -174,6 +174,14 @@ int grade_labs(GradeOptions& o, std::vector<json>& results) {
 
   // The memory check of every grade (memory_check.h): compute-sanitizer in the lab's sandbox.
   const bool memory = device && !jo.evidence_only && !o.sanitize && !o.quick;
+  // What the memory check and the counter check share: the lab graded again behind a tool.
+  ToolCheckOptions tool_check;
+  tool_check.judge = jo;
+  tool_check.batch = kMemoryCheckBatch;
+  tool_check.timeout_s = std::min(jo.timeout_s, 300.0);
+  tool_check.progress = !o.json;
+  tool_check.keep_logs = o.sanitize_logs;
+  tool_check.grade = [](const LabEntry& lab, const judge::Options& so) { return grade_one(lab, so); };
   MemoryCheckOptions mem;
   if (memory) {
     mem.sanitizer = find_tool("compute-sanitizer", o.sanitizer_path);
@@ -185,12 +193,7 @@ int grade_labs(GradeOptions& o, std::vector<json>& results) {
                                           : o.sanitizer_path + " is not an executable");
       return exit_code::kKitError;
     }
-    mem.judge = jo;
-    mem.batch = kMemoryCheckBatch;
-    mem.timeout_s = std::min(jo.timeout_s, 300.0);
-    mem.progress = !o.json;
-    mem.keep_logs = o.sanitize_logs;
-    mem.grade = [](const LabEntry& lab, const judge::Options& so) { return grade_one(lab, so); };
+    static_cast<ToolCheckOptions&>(mem) = tool_check;
   }
 
   // The executed-counter check (counter_check.h), where lab.json asks for it and ncu can read the
@@ -198,13 +201,8 @@ int grade_labs(GradeOptions& o, std::vector<json>& results) {
   const bool counters = memory && !o.no_counters;
   CounterCheckOptions cnt;
   if (counters) {
+    static_cast<ToolCheckOptions&>(cnt) = tool_check;
     cnt.ncu = find_tool("ncu", o.ncu_path, ncu_install_dirs());
-    cnt.judge = jo;
-    cnt.batch = kMemoryCheckBatch;
-    cnt.timeout_s = std::min(jo.timeout_s, 300.0);
-    cnt.progress = !o.json;
-    cnt.keep_logs = o.sanitize_logs;
-    cnt.grade = [](const LabEntry& lab, const judge::Options& so) { return grade_one(lab, so); };
   }
 
   for (const LabEntry& lab : selected) {

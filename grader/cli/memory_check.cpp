@@ -98,19 +98,12 @@ void memory_check(const LabEntry& lab, json& r, const MemoryCheckOptions& o) {
     if (o.progress) fmt::print(stderr, "  memory check: compute-sanitizer --tool {} ...\n", tool);
     const auto t0 = Clock::now();
     LogPipe pipe(sanitizer::kMaxLogBytes);
-    judge::Options so = o.judge;
-    so.wrapper = sanitizer::wrapper(front, tool, fmt::format("/proc/self/fd/{}", sanitizer::kLogFd));
-    so.correctness_only = true;
-    so.under_sanitizer = true;
-    so.batch = o.batch;
-    so.random_cases = 1;
-    so.timeout_s = std::min(so.timeout_s, o.timeout_s);
-    so.show.clear();
-    for (const fs::path& f : sanitizer::folders(front)) so.show.push_back(f.string());
-    so.extra_fds = {{pipe.write_fd(), sanitizer::kLogFd}};
+    std::vector<std::string> show;
+    for (const fs::path& f : sanitizer::folders(front)) show.push_back(f.string());
     SessionEnd end;
-    so.session_end = &end;
-    so.close_wait_s = 30;  // the tool writes its summary after its target ended
+    const judge::Options so =
+        under_tool(o, sanitizer::wrapper(front, tool, fmt::format("/proc/self/fd/{}", sanitizer::kLogFd)), show,
+                   pipe.write_fd(), sanitizer::kLogFd, &end);
     const json run = o.grade(lab, so);
     const std::string log = pipe.finish(std::chrono::seconds(2));
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();

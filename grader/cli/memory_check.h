@@ -28,19 +28,12 @@
 
 #include "labkit/judge.h"
 #include "registry.h"
+#include "tool_run.h"
 
 namespace labkit::cli {
 
-struct MemoryCheckOptions {
+struct MemoryCheckOptions : ToolCheckOptions {
   std::filesystem::path sanitizer;  // compute-sanitizer as found (PATH, the toolkit, --compute-sanitizer)
-  int batch = 1;                    // the grading shapes' batch under the tool
-  double timeout_s = 300;           // per tool run, at most the grade's own timeout
-  bool progress = true;             // a line on stderr per tool
-  std::filesystem::path keep_logs;  // when set: each tool's log kept here, <lab>-memory-<tool>.log
-  // Grades the lab with these options (labkit grade's grade_one); the memory check sets the
-  // sanitizer's fields on a copy of the grade's own options.
-  std::function<nlohmann::json(const LabEntry&, const judge::Options&)> grade;
-  judge::Options judge;             // the grade's options (seed, sandbox, hidden paths, fixtures)
 };
 
 bool needs_memory_check(const nlohmann::json& r);

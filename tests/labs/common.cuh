@@ -20,10 +20,11 @@ struct PlainTerm {
   }
 };
 
-// One thread per output element, a grid-stride loop over elements [first, last) (size_t: any batch).
+// One thread per output element, a grid-stride loop over elements [first, last) (size_t: any batch),
+// for any kernel of a test lab that does the plain conv (conv_kernel, and those that add a branch).
 template <class Term = PlainTerm>
-__global__ void conv_kernel(float* out, const float* in, const float* mask, labkit::ConvShape s,
-                            std::size_t first, std::size_t last, Term term = {}) {
+__device__ void conv_elements(float* out, const float* in, const float* mask, const labkit::ConvShape& s,
+                              std::size_t first, std::size_t last, Term term = {}) {
   const int ho = s.H_out(), wo = s.W_out();
   for (std::size_t i = first + blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < last;
        i += std::size_t(gridDim.x) * blockDim.x) {
@@ -35,6 +36,12 @@ __global__ void conv_kernel(float* out, const float* in, const float* mask, labk
         for (int q = 0; q < s.K; ++q) acc += term(in, mask, s, b, m, c, h, w, p, q);
     out[i] = acc;
   }
+}
+
+template <class Term = PlainTerm>
+__global__ void conv_kernel(float* out, const float* in, const float* mask, labkit::ConvShape s,
+                            std::size_t first, std::size_t last, Term term = {}) {
+  conv_elements(out, in, mask, s, first, last, term);
 }
 
 inline void launch(float* out, const float* in, const float* mask, const labkit::ConvShape& s,

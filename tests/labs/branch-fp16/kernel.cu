@@ -15,17 +15,7 @@ __global__ void conv_with_dead_branch(float* out, const float* in, const float* 
     branch_scratch[t] = __hfma2(branch_scratch[t], branch_scratch[t + 32], branch_scratch[t]);
     return;
   }
-  const test_lab::PlainTerm term;
-  const int ho = s.H_out(), wo = s.W_out();
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total; i += std::size_t(gridDim.x) * blockDim.x) {
-    const int w = int(i % wo), h = int(i / wo % ho), m = int(i / (std::size_t(wo) * ho) % s.M);
-    const std::size_t b = i / (std::size_t(wo) * ho * s.M);
-    float acc = 0;
-    for (int c = 0; c < s.C; ++c)
-      for (int p = 0; p < s.K; ++p)
-        for (int q = 0; q < s.K; ++q) acc += term(in, mask, s, b, m, c, h, w, p, q);
-    out[i] = acc;
-  }
+  test_lab::conv_elements(out, in, mask, s, 0, total);
 }
 
 TEST_LAB_STANDARD_PROLOG_EPILOG
