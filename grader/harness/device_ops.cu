@@ -29,7 +29,10 @@ __device__ std::uint64_t digest_scalar(const float* data, std::size_t begin, std
 // to cover the memory's latency (1 GB took about 1 ms on an H200, twice the op it followed).
 constexpr int kLoadsInFlight = 4;
 
-__global__ void digest_kernel(const float* data, std::size_t n, unsigned long long* sum) {
+}  // namespace
+
+// extern "C": CUPTI records these under exactly the names of kKitKernels (device_ops.h).
+extern "C" __global__ void labkit_harness_digest(const float* data, std::size_t n, unsigned long long* sum) {
   const std::size_t threads = std::size_t(gridDim.x) * blockDim.x;
   const std::size_t k = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   // The lab's output pointer may sit anywhere: floats up to the first 16-byte boundary one by one
@@ -64,7 +67,7 @@ __global__ void digest_kernel(const float* data, std::size_t n, unsigned long lo
 
 // The digest of n halves, each widened to float: the terms the host digest forms from the floats
 // an exact half -> float conversion gives.
-__global__ void digest_half_kernel(const __half* data, std::size_t n, unsigned long long* sum) {
+extern "C" __global__ void labkit_harness_digest_half(const __half* data, std::size_t n, unsigned long long* sum) {
   const std::size_t threads = std::size_t(gridDim.x) * blockDim.x;
   std::uint64_t acc = 0;
   for (std::size_t k = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += threads)
@@ -72,6 +75,8 @@ __global__ void digest_half_kernel(const __half* data, std::size_t n, unsigned l
   for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xFFFFFFFFu, acc, offset);
   if ((threadIdx.x & 31) == 0) atomicAdd(sum, static_cast<unsigned long long>(acc));
 }
+
+namespace {
 
 using AddressRange = CUresult (*)(CUdeviceptr*, std::size_t*, CUdeviceptr);
 
@@ -89,13 +94,13 @@ AddressRange address_range() {
   return fn;
 }
 
-__global__ void fill_kernel(float* data, std::size_t n, std::uint64_t seed, float lo, float hi) {
+}  // namespace
+
+extern "C" __global__ void labkit_harness_fill(float* data, std::size_t n, std::uint64_t seed, float lo, float hi) {
   const std::size_t threads = std::size_t(gridDim.x) * blockDim.x;
   for (std::size_t k = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += threads)
     data[k] = fresh::fresh_value(seed, k, lo, hi);
 }
-
-}  // namespace
 
 std::size_t device_extent(const void* device, std::size_t want) {
   if (!device) return 0;
@@ -139,9 +144,9 @@ std::uint64_t device_digest(const float* device, std::size_t n) {
   LABKIT_CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
   const std::size_t bytes = device_extent(device, n * sizeof(float));
   if (bytes < n * sizeof(float) && bytes >= n * sizeof(__half))
-    digest_half_kernel<<<1024, 256>>>(reinterpret_cast<const __half*>(device), n, sum);
+    labkit_harness_digest_half<<<1024, 256>>>(reinterpret_cast<const __half*>(device), n, sum);
   else
-    digest_kernel<<<1024, 256>>>(device, bytes / sizeof(float), sum);
+    labkit_harness_digest<<<1024, 256>>>(device, bytes / sizeof(float), sum);
   LABKIT_CUDA_CHECK(cudaGetLastError());
   unsigned long long host = 0;
   LABKIT_CUDA_CHECK(cudaMemcpy(&host, sum, sizeof host, cudaMemcpyDeviceToHost));
@@ -149,7 +154,7 @@ std::uint64_t device_digest(const float* device, std::size_t n) {
 }
 
 void enqueue_fill(float* device, std::size_t n, std::uint64_t seed, float lo, float hi) {
-  fill_kernel<<<1024, 256>>>(device, n, seed, lo, hi);
+  labkit_harness_fill<<<1024, 256>>>(device, n, seed, lo, hi);
   LABKIT_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -164,6 +169,10 @@ void refill(float* input, std::size_t input_n, std::uint64_t seed, float lo, flo
   const std::size_t poison = device_extent(output, output_n * sizeof(float));
   if (poison > 0) LABKIT_CUDA_CHECK(cudaMemsetAsync(output, 0xFF, poison, nullptr));
   LABKIT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+}
+
+bool is_kit_kernel(std::string_view name) {
+  return std::find(kKitKernels.begin(), kKitKernels.end(), name) != kKitKernels.end();
 }
 
 }  // namespace labkit::harness

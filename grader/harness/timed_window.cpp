@@ -1,12 +1,14 @@
 // The records of the kernels, copies and memsets that ran in the last timed region (server.h),
 // for the judge's executed-kernel evidence (labkit/executed_evidence.h). The harness only
 // reports: which kernels count, and whether the records are believable, is the judge's call.
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "labkit/activity.h"
+#include "device_ops.h"
 #include "labkit/executed_evidence.h"
 #include "server.h"
 
@@ -32,8 +34,19 @@ json window_json(const Window& w) {
   json names = json::array(), records = json::array();
   std::unordered_map<std::string, std::size_t> index;
   std::size_t dropped = t.dropped;
+  std::size_t kit_edge = 0;
+  std::uint64_t kit_edge_ns = 0;
   for (const activity::Interval& iv : t.intervals) {
     if (iv.end_ns < w.start_ns || iv.start_ns > w.end_ns) continue;  // not this window's
+    if (iv.kind == activity::Kind::kernel && (iv.start_ns < w.start_ns || iv.end_ns > w.end_ns) &&
+        is_kit_kernel(iv.name)) {
+      // The refill before the window or the digest after it, seen across the window's edge by
+      // CUPTI's clock; how far is kept so that the judge's log shows the clocks' disagreement.
+      ++kit_edge;
+      kit_edge_ns = std::max(kit_edge_ns, iv.start_ns < w.start_ns ? std::min(iv.end_ns, w.end_ns) - w.start_ns
+                                                                   : w.end_ns - std::max(iv.start_ns, w.start_ns));
+      continue;
+    }
     if (records.size() >= executed::kMaxRecords) {
       ++dropped;
       continue;
@@ -43,6 +56,8 @@ json window_json(const Window& w) {
     records.push_back({static_cast<int>(iv.kind), it->second, iv.start_ns, iv.end_ns, iv.stream, iv.threads});
   }
   j["dropped"] = dropped;
+  j["kit_edge_records"] = kit_edge;
+  j["kit_edge_ns"] = kit_edge_ns;
   j["names"] = std::move(names);
   j["records"] = std::move(records);
   return j;

@@ -55,7 +55,7 @@ Window window_from_text(std::string_view text, std::string group, double wall_ms
   w.wall_ms = wall_ms;
   w.reported_ms = reported_ms;
   auto bad = [&](const std::string& why) {
-    w = Window{w.group, false, "the harness sent malformed records: " + why, 0, 0, 0, {}, w.wall_ms, w.reported_ms};
+    w = Window{w.group, false, "the harness sent malformed records: " + why, 0, 0, 0, 0, 0, {}, w.wall_ms, w.reported_ms};
     return w;
   };
   json j;
@@ -75,6 +75,8 @@ Window window_from_text(std::string_view text, std::string group, double wall_ms
     w.start_ns = j.at("start_ns").get<std::uint64_t>();
     w.end_ns = j.at("end_ns").get<std::uint64_t>();
     w.dropped = j.at("dropped").get<std::size_t>();
+    w.kit_edge_records = j.value("kit_edge_records", std::size_t{0});
+    w.kit_edge_ns = j.value("kit_edge_ns", std::uint64_t{0});
     const std::vector<std::string> list = j.at("names").get<std::vector<std::string>>();
     const json& records = j.at("records");
     if (!records.is_array() || records.size() > kMaxRecords) return bad("\"records\" is not an array of at most 4096");
@@ -133,6 +135,8 @@ Attribution attribute(const std::vector<Window>& windows, const std::vector<evid
                               "request ({:.3f} ms)", call, window_ms, w.wall_ms));
     std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;
     ++calls[w.group];
+    a.kit_edge_records += w.kit_edge_records;
+    a.kit_edge_ns = std::max(a.kit_edge_ns, w.kit_edge_ns);
     auto& kernels = per_group[w.group];
     for (const Record& r : w.records) {
       if (r.end_ns < r.start_ns)
@@ -186,6 +190,9 @@ evidence::Report check(std::string_view ptx, const std::vector<evidence::Pattern
     if (a.kernels.size() > 3) ran += fmt::format(", +{} more", a.kernels.size() - 3);
     report.summary = fmt::format("from the kernels that ran in {} timed call(s) (CUPTI): {:.3f} ms of kernel time a call{}{}",
                                  a.windows, a.kernel_ms, a.kernels.empty() ? "" : ": ", ran);
+    if (a.kit_edge_records > 0)
+      report.summary += fmt::format(" ({} record(s) of the kit's refill or digest across a window's edge left out, "
+                                    "reaching {:.1f} us in)", a.kit_edge_records, a.kit_edge_ns / 1e3);
   }
   std::unordered_map<std::string, const KernelTime*> timed;
   for (const KernelTime& k : a.kernels) timed[k.name] = &k;

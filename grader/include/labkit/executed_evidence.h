@@ -64,6 +64,10 @@ struct Window {
   std::string why;    // when not available
   std::uint64_t start_ns = 0, end_ns = 0;
   std::size_t dropped = 0;
+  // The harness's own refill or digest kernels whose records reached across the window's edge
+  // and were left out (the harness's device_ops.h), and how far the farthest reached in (ns).
+  std::size_t kit_edge_records = 0;
+  std::uint64_t kit_edge_ns = 0;
   std::vector<Record> records;
   double wall_ms = 0;      // the judge's clock around the timed request
   double reported_ms = 0;  // event_ms (Op Time) or host_ms (Layer Time)
@@ -90,6 +94,8 @@ struct Attribution {
   std::size_t windows = 0;
   double kernel_ms = 0;
   std::vector<KernelTime> kernels;  // longest first
+  std::size_t kit_edge_records = 0;  // summed over the windows
+  std::uint64_t kit_edge_ns = 0;     // the farthest
 };
 
 Attribution attribute(const std::vector<Window>& windows, const std::vector<evidence::PtxFunction>& functions,
