@@ -4,7 +4,7 @@
 # reports, `labkit profile`, `labkit grade --sanitize` and `labkit calibrate`, and print a short
 # summary last. Logs go to $OUT (if set) or to the build dir.
 #
-#   tools/gpu-test.sh [--suites] [--part 1|2] [--gpus N] [BUILD_DIR]        (default build-gpu)
+#   tools/gpu-test.sh [--suites] [--part 1|2 [--slice K/N]] [--gpus N] [BUILD_DIR]   (default build-gpu)
 #
 # --suites: the build and the test suites only (GPU suites included), with their summary; the
 # tools' runs above (benchmark, reports, profile, sanitizer, calibration) add several minutes,
@@ -18,20 +18,32 @@
 # GPU 0, part 2's tests dealt round robin to GPUs 1..N-1, each shard on its own GPU and its own
 # 1/N of the CPUs (each grade sees one GPU and its own CPUs, as one Slurm task of tools/slurm
 # would); the wall time of the slowest shard. With --part 2: part 2 alone, dealt to all N GPUs.
+# --slice K/N (with --part 2, one GPU): every Nth test of part 2 from the Kth (sorted by name), for
+# a machine of one GPU where the build and all of part 2 (about 120 s + 520 s on an H200) do not
+# fit one 10-minute call: --part 2 --slice 1/2 builds and runs half, --slice 2/2 on the machine
+# still warm runs the rest without building again.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 suites_only=0
 part=0
+slice=
 shards=0
 while [[ ${1:-} == --* ]]; do
   case $1 in
     --suites) suites_only=1; shift ;;
     --part) part=${2:-}; suites_only=1; shift 2 ;;
     --gpus) shards=${2:-}; suites_only=1; shift 2 ;;
-    *) echo "gpu-test: unknown option $1 (--suites, --part 1|2, --gpus N)"; exit 2 ;;
+    --slice) slice=${2:-}; shift 2 ;;
+    *) echo "gpu-test: unknown option $1 (--suites, --part 1|2, --gpus N, --slice K/N)"; exit 2 ;;
   esac
 done
 if [[ $part != 0 && $part != 1 && $part != 2 ]]; then echo "gpu-test: --part takes 1 or 2, got '$part'"; exit 2; fi
+if [[ -n $slice ]]; then
+  [[ $slice =~ ^([0-9]+)/([0-9]+)$ ]] && ((BASH_REMATCH[1] >= 1 && BASH_REMATCH[1] <= BASH_REMATCH[2])) ||
+    { echo "gpu-test: --slice takes K/N with 1 <= K <= N, got '$slice'"; exit 2; }
+  ((part == 2 && !shards)) || { echo "gpu-test: --slice goes with --part 2 and without --gpus"; exit 2; }
+  slice_k=${BASH_REMATCH[1]} slice_n=${BASH_REMATCH[2]}
+fi
 # --gpus N with --part 2: the test labs alone, dealt to all N GPUs.
 labs_only=0
 if ((shards)); then
@@ -91,7 +103,15 @@ if [[ $part == shards ]]; then
   cat "$build"/meson-logs/testlog-shard*.json >"$build/meson-logs/testlog.json"
 else
   ((part == 1)) && selection+=(--no-suite test-labs)
-  ((part == 2)) && selection+=(--suite test-labs)
+  if ((part == 2)) && [[ -n $slice ]]; then
+    mapfile -t labtests < <(meson test -C "$build" --no-rebuild --list --suite test-labs 2>/dev/null |
+                            sed -E 's#^.* / ##; s#^.* - [^:]+:##' | sort)
+    ((${#labtests[@]})) || { echo "gpu-test: meson test --list found no test-labs tests"; exit 1; }
+    selection=()
+    for ((i = slice_k - 1; i < ${#labtests[@]}; i += slice_n)); do selection+=("${labtests[i]}"); done
+  elif ((part == 2)); then
+    selection+=(--suite test-labs)
+  fi
   meson test -C "$build" "${selection[@]}" --print-errorlogs >"$logs/test.log" 2>&1
   test_status=$?
 fi
@@ -131,7 +151,7 @@ race_status=$?
 calibrate_status=$?
 fi
 
-echo "================ labkit gpu-test summary$( ((suites_only)) && echo " (--suites)")$( [[ $part == shards ]] && echo ", on $shards GPUs at once" || { ((part)) && echo " part $part of 2"; }) ================"
+echo "================ labkit gpu-test summary$( ((suites_only)) && echo " (--suites)")$( [[ $part == shards ]] && echo ", on $shards GPUs at once" || { ((part)) && echo " part $part of 2"; })$( [[ -n $slice ]] && echo ", slice $slice") ================"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null \
   | sed 's/^/GPU: /'
 echo "--- tests (meson test --no-suite labs) ---"
