@@ -29,11 +29,11 @@
 #include <string>
 #include <vector>
 
-#include "labkit/conv_run.h"  // HostArray
+#include "grader/harness/conv_run.h"  // HostArray
 #include "labkit/cuda_check.h"
-#include "labkit/device.h"  // L2Flush
-#include "labkit/event_timer.h"
-#include "labkit/random.h"
+#include "grader/judge/device.h"  // L2Flush
+#include "grader/core/event_timer.h"
+#include "grader/core/random.h"
 #include "reference/baseline.h"
 #include "bench_main.h"
 

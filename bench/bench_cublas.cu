@@ -29,10 +29,10 @@
 #include <vector>
 
 #include "labkit/cuda_check.h"
-#include "labkit/device.h"  // L2Flush
-#include "labkit/device_buffer.h"
-#include "labkit/event_timer.h"
-#include "labkit/random.h"
+#include "grader/judge/device.h"  // L2Flush
+#include "grader/core/device_buffer.h"
+#include "grader/core/event_timer.h"
+#include "grader/core/random.h"
 #include "reference/cublas_matmul.h"
 #include "bench_main.h"
 

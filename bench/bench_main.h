@@ -14,8 +14,8 @@
 #include <exception>
 
 #include "labkit/cuda_check.h"
-#include "labkit/device.h"
-#include "labkit/exit_codes.h"
+#include "grader/judge/device.h"
+#include "grader/core/exit_codes.h"
 
 namespace bench {
 

@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "labkit/cuda_check.h"
-#include "labkit/device_buffer.h"
-#include "labkit/event_timer.h"
+#include "grader/core/device_buffer.h"
+#include "grader/core/event_timer.h"
 #include "labkit/map.h"
-#include "labkit/random.h"
+#include "grader/core/random.h"
 #include "reference/baseline.h"
 #include "bench_main.h"
 

@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "datasets/synth.h"
-#include "labkit/dataset.h"
+#include "grader/network/dataset.h"
 
 int main(int argc, char** argv) {
   using namespace labkit;

@@ -1,5 +1,5 @@
 // labkit-gen-fixtures — writes the conv and map fixtures: inputs from a fixed seed, expected
-// outputs from the double-precision CPU reference, and a manifest (labkit/fixtures.h).
+// outputs from the double-precision CPU reference, and a manifest (grader/judge/fixtures.h).
 //
 //   labkit-gen-fixtures --set small --out datasets/fixtures      (committed; regenerate after a
 //                                                                  change to the reference only)
@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "labkit/conv.h"
-#include "labkit/exit_codes.h"
+#include "grader/core/exit_codes.h"
 #include "labkit/map.h"
-#include "labkit/npy.h"
-#include "labkit/random.h"
+#include "grader/io/npy.h"
+#include "grader/core/random.h"
 #include "reference/conv_reference.h"
 #include "reference/map_workload.h"
 

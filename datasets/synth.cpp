@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "labkit/random.h"
+#include "grader/core/random.h"
 #include "reference/parallel.h"
 
 namespace labkit::datasets {

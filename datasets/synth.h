@@ -50,7 +50,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "labkit/dataset.h"
+#include "grader/network/dataset.h"
 
 namespace labkit::datasets {
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "labkit/cuda_check.h"
-#include "labkit/device_buffer.h"
+#include "grader/core/device_buffer.h"
 #include "reference/conv_reference.h"
 
 namespace labkit::reference {

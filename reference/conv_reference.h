@@ -37,7 +37,7 @@ void conv_forward_gpu_fp64(double* device_output, const float* device_input,
 // which hold their data on the host). conv_reference_gpu is the expected output;
 // conv_error_scale_gpu is, per output element, the sum of |x * w| over its C*K*K terms (the
 // reference conv of |input| and |mask|): the scale of that element's rounding error, which the
-// grader's tolerance (labkit/check.h) multiplies.
+// grader's tolerance (grader/judge/check.h) multiplies.
 std::vector<double> conv_reference_gpu(const ConvShape& shape, std::span<const float> input,
                                        std::span<const float> mask);
 std::vector<double> conv_error_scale_gpu(const ConvShape& shape, std::span<const float> input,

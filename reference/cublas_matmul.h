@@ -13,7 +13,7 @@
 //
 // Contract
 //   * Plain fp32: the handle's math mode is CUBLAS_DEFAULT_MATH (no TF32, no reduced precision),
-//     so the result meets the kit's fp32 tolerance (labkit/check.h) like any fp32 conv.
+//     so the result meets the kit's fp32 tolerance (grader/judge/check.h) like any fp32 conv.
 //   * Every call is asynchronous on the default stream (the one the kit's benches time with CUDA
 //     events). Errors throw std::runtime_error naming the call and cuBLAS's status, or
 //     labkit::CudaError for a CUDA launch.

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "labkit/npy.h"
+#include "grader/io/npy.h"
 #include "reference/parallel.h"
 
 namespace labkit::reference::network {

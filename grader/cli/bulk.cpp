@@ -1,6 +1,6 @@
 // `labkit bulk` — registers submit, collect and finish. finish is the last step of every Slurm
 // task (tools/slurm/bulk-task.sh): it turns what the task left in the student's folder into
-//   results.json  Gradescope's format (labkit/report.h gradescope()), one test per lab of the kit
+//   results.json  Gradescope's format (grader/judge/report.h gradescope()), one test per lab of the kit
 //   grade.json    {"student", "mode", "results": [the full per-lab results]}: what collect reads
 //   task.json     where and how the task ran: node, job ids, times, GPU model and clocks, build
 // so that a student whose build fails or whose lab crashes still gets a results.json that says so.
@@ -20,13 +20,13 @@
 
 #include "commands.h"
 #include "lab_process.h"
-#include "labkit/exit_codes.h"
-#include "labkit/bulk.h"
-#include "labkit/grade_result.h"
-#include "labkit/html.h"
-#include "labkit/lab_spec.h"
-#include "labkit/pages.h"
-#include "labkit/report.h"
+#include "grader/core/exit_codes.h"
+#include "grader/tools/bulk.h"
+#include "grader/judge/grade_result.h"
+#include "grader/judge/html.h"
+#include "grader/judge/lab_spec.h"
+#include "grader/judge/pages.h"
+#include "grader/judge/report.h"
 
 namespace labkit::cli {
 namespace bulk_cmd {

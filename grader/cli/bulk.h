@@ -2,14 +2,14 @@
 // "Bulk grading on a Slurm cluster"). submit writes and submits a job array (one task per
 // student, tools/slurm/bulk-task.sh); each task ends with `labkit bulk finish`, which turns what
 // the task left in its folder into results.json (Gradescope), grade.json and task.json; collect
-// merges every student's grade.json (labkit/bulk.h).
+// merges every student's grade.json (grader/tools/bulk.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "labkit/bulk.h"
+#include "grader/tools/bulk.h"
 
 namespace labkit::cli::bulk_cmd {
 
@@ -28,7 +28,7 @@ void write_file(const std::string& file, const std::string& text);
 std::string read_student(const std::string& student_dir, const std::string& student, const std::string& index,
                          double max_noise, bulk::StudentResult& result);
 
-// A student's grade pages, STUDENT_DIR/pages/<lab>.html (labkit/pages.h grade_page), one per
+// A student's grade pages, STUDENT_DIR/pages/<lab>.html (grader/judge/pages.h grade_page), one per
 // result of `results` (a `labkit grade --json` result each); each links back to OUT_DIR/class.html.
 // A result whose lab id is not a plain folder name gets no page (and is named on stderr).
 inline const char* kPagesFolder = "pages";

@@ -20,11 +20,11 @@
 #include <sstream>
 
 #include "bulk.h"
-#include "labkit/bulk.h"
-#include "labkit/exit_codes.h"
-#include "labkit/html.h"
-#include "labkit/pages.h"
-#include "labkit/pair_timing.h"
+#include "grader/tools/bulk.h"
+#include "grader/core/exit_codes.h"
+#include "grader/judge/html.h"
+#include "grader/judge/pages.h"
+#include "grader/judge/pair_timing.h"
 
 namespace labkit::cli::bulk_cmd {
 namespace {

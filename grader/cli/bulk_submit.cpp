@@ -18,10 +18,10 @@
 #include "bulk.h"
 #include "bulk_submit.h"
 #include "lab_process.h"
-#include "labkit/bulk.h"
-#include "labkit/exit_codes.h"
-#include "labkit/pair_timing.h"
-#include "labkit/subprocess.h"
+#include "grader/tools/bulk.h"
+#include "grader/core/exit_codes.h"
+#include "grader/judge/pair_timing.h"
+#include "grader/judge/subprocess.h"
 #include "labkit_config.h"
 
 namespace labkit::cli::bulk_cmd {

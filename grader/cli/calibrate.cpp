@@ -1,7 +1,7 @@
 // `labkit calibrate` — proposes each lab's target_speedup for this GPU model from its instructor
 // solution: the solution is graded with timing (through the judge, as `labkit grade` does) and
 // the target is set below the low end of its speedup's 95% interval, with a margin in
-// log-speedup (the score grows with ln(speedup) / ln(target), labkit/score.h). Writes nothing
+// log-speedup (the score grows with ln(speedup) / ln(target), grader/judge/score.h). Writes nothing
 // unless --write, which records the target and its measurement under this GPU's name in the
 // lab.json's targets_by_gpu (grading on this model uses it); --default also makes it the target
 // of GPUs without a calibration.
@@ -17,12 +17,12 @@
 #include "commands.h"
 #include "lab_process.h"
 #include "labkit/cuda_check.h"
-#include "labkit/device.h"
-#include "labkit/exit_codes.h"
-#include "labkit/lab_spec.h"
-#include "labkit/grade_result.h"
-#include "labkit/judge.h"
-#include "labkit/subprocess.h"
+#include "grader/judge/device.h"
+#include "grader/core/exit_codes.h"
+#include "grader/judge/lab_spec.h"
+#include "grader/judge/grade_result.h"
+#include "grader/judge/judge.h"
+#include "grader/judge/subprocess.h"
 #include "labkit_config.h"
 
 namespace labkit::cli {

@@ -1,5 +1,5 @@
 // commands.h — the `labkit` subcommands. Each add_* registers one subcommand on the app; when it
-// runs, its callback stores the process exit status (labkit/exit_codes.h) in `status`. Errors go
+// runs, its callback stores the process exit status (grader/core/exit_codes.h) in `status`. Errors go
 // to stderr as one line starting with "labkit <command>: ".
 #pragma once
 

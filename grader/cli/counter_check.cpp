@@ -22,8 +22,8 @@
 #include <regex>
 
 #include "lab_process.h"
-#include "labkit/grade_result.h"
-#include "labkit/ncu.h"
+#include "grader/judge/grade_result.h"
+#include "grader/tools/ncu.h"
 #include "log_pipe.h"
 
 namespace labkit::cli {
@@ -33,7 +33,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kLogFd = 7;                              // as the memory check's (labkit/sanitizer.h)
+constexpr int kLogFd = 7;                              // as the memory check's (grader/tools/sanitizer.h)
 constexpr std::size_t kMaxLogBytes = std::size_t(8) << 20;
 constexpr double kMaxFraction = 64;
 

@@ -3,7 +3,7 @@
 // correctness cases, inside the lab's sandbox, after a grade that passed.
 //
 // Why: the evidence of a grade is a PTX pattern in the kernels that did the timed work
-// (labkit/executed_evidence.h), but a kernel that runs can still hold its `mma` in a branch it never
+// (grader/judge/executed_evidence.h), but a kernel that runs can still hold its `mma` in a branch it never
 // takes. A counter of executed tensor-core (or fp16) math cannot be satisfied by code that does
 // not run: it must cover a share of the conv's multiply-adds.
 //
@@ -30,8 +30,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "labkit/judge.h"
-#include "labkit/lab_spec.h"
+#include "grader/judge/judge.h"
+#include "grader/judge/lab_spec.h"
 #include "registry.h"
 #include "tool_run.h"
 

@@ -12,8 +12,8 @@
 
 #include "commands.h"
 #include "lab_process.h"
-#include "labkit/exit_codes.h"
-#include "labkit/subprocess.h"
+#include "grader/core/exit_codes.h"
+#include "grader/judge/subprocess.h"
 #include "labkit_config.h"
 
 namespace labkit::cli {

@@ -1,8 +1,8 @@
 // `labkit grade` — the judge: grades labs one after another in this process, each lab's code in
-// its own sandboxed harness process (labkit/judge.h), and aggregates: the per-lab reports, a
-// summary table, --json, a Gradescope results.json, and --html: a page per lab (labkit/pages.h;
+// its own sandboxed harness process (grader/judge/judge.h), and aggregates: the per-lab reports, a
+// summary table, --json, a Gradescope results.json, and --html: a page per lab (grader/judge/pages.h;
 // one lab: the file named, several: a folder of <lab>.html). A result with a streams timeline
-// (labkit/timeline.h) also gets its picture as an SVG file, named after the report (--svg DIR;
+// (grader/tools/timeline.h) also gets its picture as an SVG file, named after the report (--svg DIR;
 // by default build/timelines when the report is printed). --from draws all of that from a saved
 // --json output instead of grading. Nothing a lab prints is read as a result.
 #include <filesystem>
@@ -21,14 +21,14 @@
 #include "counter_check.h"
 #include "memory_check.h"
 #include "labkit/cuda_check.h"
-#include "labkit/exit_codes.h"
-#include "labkit/grade_result.h"
-#include "labkit/html.h"
-#include "labkit/judge.h"
-#include "labkit/pages.h"
-#include "labkit/random.h"
-#include "labkit/report.h"
-#include "labkit/sanitizer.h"
+#include "grader/core/exit_codes.h"
+#include "grader/judge/grade_result.h"
+#include "grader/judge/html.h"
+#include "grader/judge/judge.h"
+#include "grader/judge/pages.h"
+#include "grader/core/random.h"
+#include "grader/judge/report.h"
+#include "grader/tools/sanitizer.h"
 #include "labkit_config.h"
 #include "registry.h"
 #include "saved_results.h"

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "commands.h"
-#include "labkit/exit_codes.h"
-#include "labkit/npy.h"
+#include "grader/core/exit_codes.h"
+#include "grader/io/npy.h"
 
 namespace labkit::cli {
 namespace {

@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "labkit/grade_result.h"
-#include "labkit/lab_spec.h"
+#include "grader/judge/grade_result.h"
+#include "grader/judge/lab_spec.h"
 #include "labkit_config.h"
 
 namespace labkit::cli {

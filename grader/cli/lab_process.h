@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "labkit/judge.h"
-#include "labkit/subprocess.h"
+#include "grader/judge/judge.h"
+#include "grader/judge/subprocess.h"
 #include "registry.h"
 
 namespace labkit::cli {
@@ -19,7 +19,7 @@ namespace labkit::cli {
 // verdict timeout / crashed / kit-error, the child's last words and the lab's points as max.
 nlohmann::json result_of(const LabEntry& lab, const subprocess::Result& p);
 
-// The result of a lab that could not report its own (labkit/grade_result.h's JSON, score 0 of the
+// The result of a lab that could not report its own (grader/judge/grade_result.h's JSON, score 0 of the
 // lab's points): what `labkit grade` and `labkit bulk finish` write for a crash, a timeout, a
 // failed build. `message` says what happened; `hint` may be empty.
 nlohmann::json unreported_result(const std::string& id, const std::string& role, const std::string& kind,
@@ -53,7 +53,7 @@ class ScratchDir {
   bool keep_ = false;
 };
 
-// The judge's view of a registry entry (labkit/judge.h).
+// The judge's view of a registry entry (grader/judge/judge.h).
 judge::LabUnderTest lab_under_test(const LabEntry& lab);
 
 // How the lab's harness is confined: "bubblewrap" (the default; LABKIT_SANDBOX in the

@@ -2,8 +2,8 @@
 #include <fmt/core.h>
 
 #include "commands.h"
-#include "labkit/exit_codes.h"
-#include "labkit/lab_spec.h"
+#include "grader/core/exit_codes.h"
+#include "grader/judge/lab_spec.h"
 #include "labkit_config.h"
 #include "registry.h"
 

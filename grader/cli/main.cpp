@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "commands.h"
-#include "labkit/exit_codes.h"
+#include "grader/core/exit_codes.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"labkit: GPU kernel optimization labs (inspect data, run and grade labs)"};

@@ -14,7 +14,7 @@
 //      sanitizer-error ("its log holds none of them"); a run with status 0 and no summary is a
 //      failure, not a pass.
 //   3. Hide a tool's line behind text written without a newline: lines are parsed unanchored (the
-//      last "=========" on a line; labkit/sanitizer.h).
+//      last "=========" on a line; grader/tools/sanitizer.h).
 //   4. Flood the log, so that the judge blocks or runs out of memory: a thread drains the pipe
 //      while the lab runs, keeps 8 MiB, counts the rest; more than 8 MiB is protocol-error.
 //   5. Kill or signal the tool. Its target's parent is the tool's launcher, its grandparent the
@@ -55,9 +55,9 @@
 
 #include "lab_process.h"
 #include "log_pipe.h"
-#include "labkit/grade_result.h"
-#include "labkit/lab_spec.h"
-#include "labkit/sanitizer.h"
+#include "grader/judge/grade_result.h"
+#include "grader/judge/lab_spec.h"
+#include "grader/tools/sanitizer.h"
 #include "labkit_config.h"
 #include "sanitize.h"
 

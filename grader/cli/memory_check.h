@@ -15,7 +15,7 @@
 //     log's findings, "status" (how the tool ended), "verdict", "seconds"], "batch", "seconds"};
 //     a phase "memory check (compute-sanitizer ...)"; its seconds to r["seconds"]. A failure
 //     replaces verdict, message, hint, exit_code and the score (0); a clean run appends
-//     "Memory check: no errors (...)" to the message. The decision: labkit/sanitizer.h decide().
+//     "Memory check: no errors (...)" to the message. The decision: grader/tools/sanitizer.h decide().
 //   * memory_check_skipped(r, why): "sanitizer" {"check": "memory", "skipped": why}; the report
 //     prints it ("memory check skipped (--quick)").
 //   * Throws only for the kit's own failures (a pipe that cannot be made).
@@ -26,7 +26,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "labkit/judge.h"
+#include "grader/judge/judge.h"
 #include "registry.h"
 #include "tool_run.h"
 

@@ -1,6 +1,6 @@
 // `labkit profile LAB` — Nsight Compute (ncu) on the lab's op and the baseline's for the grading
 // shapes: one child per side and shape, each running exactly one op between cudaProfilerStart and
-// cudaProfilerStop (grader/runner: --profile), and a short table per shape (labkit/ncu.h).
+// cudaProfilerStop (grader/runner: --profile), and a short table per shape (grader/tools/ncu.h).
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -10,11 +10,11 @@
 
 #include "commands.h"
 #include "lab_process.h"
-#include "labkit/lab_spec.h"
+#include "grader/judge/lab_spec.h"
 #include "labkit/cuda_check.h"
-#include "labkit/device.h"
-#include "labkit/exit_codes.h"
-#include "labkit/ncu.h"
+#include "grader/judge/device.h"
+#include "grader/core/exit_codes.h"
+#include "grader/tools/ncu.h"
 #include "labkit_config.h"
 
 namespace labkit::cli {

@@ -1,11 +1,11 @@
 // `labkit report` — the milestone report's tables (design.md section 7): runs the network with a
 // lab's conv for each batch size, each run in its own child process (the lab's grading executable
 // with --network, or labkit-network for the baseline, the CPU reference and cuDNN), and prints
-// the tables (labkit/milestone.h). --compare sets baseline, every conv solution and cuDNN side by
-// side and draws the chart. --course prints the course's table instead (labkit/course.h: conv1 +
+// the tables (grader/network/milestone.h). --compare sets baseline, every conv solution and cuDNN side by
+// side and draws the chart. --course prints the course's table instead (grader/network/course.h: conv1 +
 // conv2 at batch 10000 against 06-fusion's solution). --from draws the same tables from a report
 // saved with --format json (no GPU needed); --html writes them, the chart and how they were
-// measured as a web page (labkit/pages.h), from the same in-memory Report as the text.
+// measured as a web page (grader/judge/pages.h), from the same in-memory Report as the text.
 #include <fmt/core.h>
 
 #include <cstdlib>
@@ -19,14 +19,14 @@
 #include <sstream>
 
 #include "commands.h"
-#include "labkit/course.h"
-#include "labkit/exit_codes.h"
-#include "labkit/html.h"
-#include "labkit/lab_spec.h"
-#include "labkit/milestone.h"
-#include "labkit/network_run.h"
-#include "labkit/pages.h"
-#include "labkit/subprocess.h"
+#include "grader/network/course.h"
+#include "grader/core/exit_codes.h"
+#include "grader/judge/html.h"
+#include "grader/judge/lab_spec.h"
+#include "grader/network/milestone.h"
+#include "grader/network/network_run.h"
+#include "grader/judge/pages.h"
+#include "grader/judge/subprocess.h"
 #include "labkit_config.h"
 #include "registry.h"
 
@@ -43,7 +43,7 @@ struct ReportOptions {
   std::vector<std::string> labs;
   bool solution = false, solutions = false, tests = false, baseline = false, cpu = false, cudnn = false;
   bool compare = false;
-  bool course = false;                         // the course's table (labkit/course.h)
+  bool course = false;                         // the course's table (grader/network/course.h)
   std::string course_reference = "06-fusion";  // the lab whose instructor solution is its reference
   std::vector<int> batches{100, 1000, 10000};
   bool batches_given = false;
@@ -363,7 +363,7 @@ void add_report(CLI::App& app, int& status) {
   cmd->add_option("--html", o->html, "also write the report as one self-contained web page: tables, chart, GPU, method");
   cmd->add_option("--from", o->from, "draw a report saved with --format json instead of running anything (no GPU needed)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--data", o->data, "test set folder (IDX files, labkit/dataset.h)")->capture_default_str();
+  cmd->add_option("--data", o->data, "test set folder (IDX files, grader/network/dataset.h)")->capture_default_str();
   cmd->add_option("--model", o->model, "model folder (six .npy files)")->capture_default_str();
   cmd->add_option("--op-repeats", o->op_repeats, "timed calls per layer after the program's own, for the Op Time median (a lab: at least 1, each on an input written inside the call)")
       ->check(CLI::Range(0, 1000))->capture_default_str();

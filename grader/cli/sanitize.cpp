@@ -5,9 +5,9 @@
 
 
 #include "lab_process.h"
-#include "labkit/grade_result.h"
-#include "labkit/sanitizer.h"
-#include "labkit/subprocess.h"
+#include "grader/judge/grade_result.h"
+#include "grader/tools/sanitizer.h"
+#include "grader/judge/subprocess.h"
 #include "labkit_config.h"
 
 namespace labkit::cli {

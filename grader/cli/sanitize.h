@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "labkit/sanitizer.h"
+#include "grader/tools/sanitizer.h"
 #include "registry.h"
 
 namespace labkit::cli {
@@ -26,7 +26,7 @@ struct SanitizeOptions {
   std::filesystem::path keep_logs;  // when set: the sanitizer's logs are kept here, <lab>-<tool>.log
 };
 
-// The lab's result (labkit/grade_result.h JSON) with a "sanitizer" object added.
+// The lab's result (grader/judge/grade_result.h JSON) with a "sanitizer" object added.
 nlohmann::json run_sanitized(const LabEntry& lab, const SanitizeOptions& o);
 
 // One tool's log as the report shows it (memory_check.h too): its findings with paths relative to

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "labkit/timeline.h"
+#include "grader/tools/timeline.h"
 
 namespace labkit::cli {
 namespace {

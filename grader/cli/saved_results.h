@@ -1,5 +1,5 @@
 // saved_results.h — what `labkit grade` writes and reads besides its report: the streams
-// timeline's SVG file (labkit/timeline.h) beside the terminal report, and a saved `--json` output
+// timeline's SVG file (grader/tools/timeline.h) beside the terminal report, and a saved `--json` output
 // for --from. Results read back are files anyone could have written: read leniently, the file
 // name made of safe characters, every string escaped by the renderer.
 #pragma once

@@ -1,10 +1,10 @@
 // `labkit sweep LAB --param NAME=V1,V2,...` — one lab's kernel.cu built with each value of a
 // compile-time constant it declares (`#ifndef NAME`), each build graded by the judge exactly as
 // `labkit grade` grades the registered one (same cases, same timed shapes, one seed for all), then
-// a table (md, csv or json) and an SVG chart of time against the value (labkit/sweep.h).
+// a table (md, csv or json) and an SVG chart of time against the value (grader/tools/sweep.h).
 //
 // The builds replay ninja's own commands for the lab's harness with -DNAME=VALUE added and their
-// outputs in BUILD/sweep/ (labkit/variant_build.h): the registered harness and meson's
+// outputs in BUILD/sweep/ (grader/judge/variant_build.h): the registered harness and meson's
 // configuration are left alone. The builds run first (in parallel), the grading after, one value
 // at a time, so no compiler competes with the timed calls for the CPU. The PTX evidence is the
 // registered one (the default value's): a variant's PTX is not built.
@@ -22,13 +22,13 @@
 #include "commands.h"
 #include "lab_process.h"
 #include "labkit/cuda_check.h"
-#include "labkit/device.h"
-#include "labkit/exit_codes.h"
-#include "labkit/judge.h"
-#include "labkit/lab_spec.h"
-#include "labkit/random.h"
-#include "labkit/sweep.h"
-#include "labkit/variant_build.h"
+#include "grader/judge/device.h"
+#include "grader/core/exit_codes.h"
+#include "grader/judge/judge.h"
+#include "grader/judge/lab_spec.h"
+#include "grader/core/random.h"
+#include "grader/tools/sweep.h"
+#include "grader/judge/variant_build.h"
 #include "labkit_config.h"
 
 namespace labkit::cli {

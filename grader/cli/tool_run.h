@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "labkit/judge.h"
+#include "grader/judge/judge.h"
 #include "registry.h"
 
 namespace labkit::cli {

@@ -1,5 +1,5 @@
 // What a conv lab's harness does for each op (the list is in harness.h). The lab's phases run in
-// the order of labkit/conv_run.h; every intermediate the judge compares is copied out raw.
+// the order of grader/harness/conv_run.h; every intermediate the judge compares is copied out raw.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -17,12 +17,12 @@
 #include "grader/protocol/fresh.h"
 #include "grader/protocol/host_digest.h"
 #include "grader/protocol/host_pages.h"
-#include "labkit/activity.h"
-#include "labkit/conv_run.h"
+#include "grader/tools/activity.h"
+#include "grader/harness/conv_run.h"
 #include "labkit/cuda_check.h"
-#include "labkit/event_timer.h"
-#include "labkit/phase.h"
-#include "labkit/text_escape.h"
+#include "grader/core/event_timer.h"
+#include "grader/core/phase.h"
+#include "grader/core/text_escape.h"
 #include "server.h"
 
 namespace labkit::harness {

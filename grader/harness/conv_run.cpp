@@ -1,4 +1,4 @@
-#include "labkit/conv_run.h"
+#include "grader/harness/conv_run.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,9 +7,9 @@
 
 #include "grader/protocol/host_pages.h"
 #include "labkit/cuda_check.h"
-#include "labkit/pinned_range.h"
-#include "labkit/event_timer.h"
-#include "labkit/phase.h"
+#include "grader/core/pinned_range.h"
+#include "grader/core/event_timer.h"
+#include "grader/core/phase.h"
 
 namespace labkit {
 namespace {

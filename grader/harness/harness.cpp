@@ -15,10 +15,10 @@
 
 #include "grader/protocol/host_pages.h"
 #include "grader/protocol/wire.h"
-#include "labkit/activity.h"
+#include "grader/tools/activity.h"
 #include "labkit/cuda_check.h"
 #include "labkit/guard_regions.h"
-#include "labkit/phase.h"
+#include "grader/core/phase.h"
 #include "profile.h"
 #include "server.h"
 

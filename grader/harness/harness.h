@@ -10,7 +10,7 @@
 // The requests, by "op" (JSON payloads; offsets are byte offsets into the tensor file):
 //   ping                          -> done {}
 //   conv check  {shape, memory, in, mask, out, dev_in1, dev_mask1, dev_in2, dev_mask2,
-//                host_in, host_mask, layer?, record?}   one whole checked call (labkit/conv_run.h's
+//                host_in, host_mask, layer?, record?}   one whole checked call (grader/harness/conv_run.h's
 //                steps; with layer, a Layer Time lab's, the device output is not poisoned after the
 //                prolog), every intermediate copied out for the judge to compare, the lab's device
 //                buffers as far as they reach (0xFF bytes past that, or for a null pointer)

@@ -6,10 +6,10 @@
 
 #include "device_ops.h"
 #include "labkit/cuda_check.h"
-#include "labkit/event_timer.h"
+#include "grader/core/event_timer.h"
 #include "labkit/guard_regions.h"
 #include "labkit/map.h"
-#include "labkit/phase.h"
+#include "grader/core/phase.h"
 #include "server.h"
 
 namespace labkit::harness {

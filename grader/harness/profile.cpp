@@ -10,7 +10,7 @@
 #include "device_ops.h"
 #include "grader/protocol/fresh.h"
 #include "labkit/cuda_check.h"
-#include "labkit/device_buffer.h"
+#include "grader/core/device_buffer.h"
 #include "labkit/map.h"
 #include "reference/baseline.h"
 

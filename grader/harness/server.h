@@ -56,7 +56,7 @@ void window_close();
 // Before each request: when the previous request closed a window and this request asks for its
 // records (`wanted`: it names "executed_out"), the tracer's records are taken now (a forced CUPTI
 // flush, outside the judge's clock) and those that meet the window are kept for this request's
-// reply (labkit/executed_evidence.h gives the format); unwanted, the window is forgotten without a
+// reply (grader/judge/executed_evidence.h gives the format); unwanted, the window is forgotten without a
 // flush. `discard` (prepare) drops what was delivered since the last take, without a flush.
 void take_window(bool discard, bool wanted);
 // The kept records, written into the tensor file where the request's "executed_out" {offset,

@@ -1,5 +1,5 @@
 // The records of the kernels, copies and memsets that ran in the last timed region (server.h),
-// for the judge's executed-kernel evidence (labkit/executed_evidence.h). The harness only
+// for the judge's executed-kernel evidence (grader/judge/executed_evidence.h). The harness only
 // reports: which kernels count, and whether the records are believable, is the judge's call.
 #include <algorithm>
 #include <cstring>
@@ -7,9 +7,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "labkit/activity.h"
+#include "grader/tools/activity.h"
 #include "device_ops.h"
-#include "labkit/executed_evidence.h"
+#include "grader/judge/executed_evidence.h"
 #include "server.h"
 
 namespace labkit::harness {

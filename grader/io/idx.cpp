@@ -1,10 +1,10 @@
-// idx.cpp — the IDX reader and writer (contract in labkit/idx.h; format: Yann LeCun's MNIST page).
+// idx.cpp — the IDX reader and writer (contract in grader/io/idx.h; format: Yann LeCun's MNIST page).
 //
 // The byte order is told by where the two zero bytes of the magic are: {0, 0, type, ndims} is the
 // standard big-endian layout, {ndims, type, 0, 0} is the same magic written by a little-endian
 // writer (numpy's tofile on x86, some converters). Both can hold only when all four bytes are
 // zero, and type 0 does not exist, so the choice never changes whether a file is accepted.
-#include "labkit/idx.h"
+#include "grader/io/idx.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved here in fmt 11)

@@ -1,9 +1,9 @@
-// npy.cpp — the .npy reader and writer (contract in labkit/npy.h; format: numpy's NEP 1).
+// npy.cpp — the .npy reader and writer (contract in grader/io/npy.h; format: numpy's NEP 1).
 //
 // The header dict is parsed (npy_header.h) rather than matched against the exact text numpy
 // emits, because that text differs between numpy versions (spacing, trailing commas, padding)
 // and hand-made files differ again.
-#include "labkit/npy.h"
+#include "grader/io/npy.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved here in fmt 11)

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "labkit/npy.h"
+#include "grader/io/npy.h"
 
 namespace labkit::npy::detail {
 

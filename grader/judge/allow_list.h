@@ -1,4 +1,4 @@
-// allow_list.h — what the sandbox shows of the host (labkit/sandbox.h): each file, folder and
+// allow_list.h — what the sandbox shows of the host (grader/judge/sandbox.h): each file, folder and
 // symlink the lab's harness needs, as bwrap mounts on an empty root. Internal to the judge.
 //
 // Contract
@@ -9,7 +9,7 @@
 //     real file both exist inside, and the real file is bound at its real path. A path that
 //     does not exist adds nothing.
 //   * add_program(): the file (at `inside` when given, e.g. /labkit/harness, else its own path),
-//     its ELF interpreter and shared libraries (labkit/elf_deps.h), or for a script its #!
+//     its ELF interpreter and shared libraries (grader/judge/elf_deps.h), or for a script its #!
 //     interpreter, recursively. add_path(): a file or a folder at its own path; with `scan`,
 //     every ELF file and script under a folder comes with what it needs (a tool's install
 //     folder), and symlinks in it that lead outside it are followed.
@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "labkit/elf_deps.h"
+#include "grader/judge/elf_deps.h"
 
 namespace labkit::sandbox {
 

@@ -1,4 +1,4 @@
-#include "labkit/check.h"
+#include "grader/judge/check.h"
 
 #include <fmt/core.h>
 

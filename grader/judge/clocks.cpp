@@ -1,4 +1,4 @@
-#include "labkit/clocks.h"
+#include "grader/judge/clocks.h"
 
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>

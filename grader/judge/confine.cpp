@@ -1,8 +1,8 @@
-// Where the judge's sandbox defaults come from: this build's own trees (labkit/judge.h's hide list).
+// Where the judge's sandbox defaults come from: this build's own trees (grader/judge/judge.h's hide list).
 #include <cstdlib>
 #include <filesystem>
 
-#include "labkit/judge.h"
+#include "grader/judge/judge.h"
 #include "remote.h"
 #include "labkit_config.h"
 

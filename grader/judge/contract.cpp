@@ -1,4 +1,4 @@
-#include "labkit/contract.h"
+#include "grader/judge/contract.h"
 
 #include <fmt/core.h>
 

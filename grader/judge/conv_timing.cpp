@@ -7,10 +7,10 @@
 
 #include <chrono>
 
-#include "labkit/clocks.h"
+#include "grader/judge/clocks.h"
 #include "labkit/cuda_check.h"
-#include "labkit/roofline.h"
-#include "labkit/stats.h"
+#include "grader/judge/roofline.h"
+#include "grader/judge/stats.h"
 
 namespace labkit::judge {
 

@@ -14,7 +14,7 @@
 //     give what a timed request costs beyond its reported time and the round trip (the overhead).
 //   * time_case(): one grading shape's pairs, measured again when the judge's clock disagreed.
 //   * recorded_layer(): one layer through a harness with CUPTI recording (never timed: recording
-//     slows it), for the host evidence and the streams timeline (labkit/timeline.h); the kit's
+//     slows it), for the host evidence and the streams timeline (grader/tools/timeline.h); the kit's
 //     harness records the baseline's the same way (KitBaseline::record_layer).
 #pragma once
 
@@ -25,8 +25,8 @@
 
 #include "conv_case.h"
 #include "grading.h"
-#include "labkit/pair_timing.h"
-#include "labkit/timeline.h"
+#include "grader/judge/pair_timing.h"
+#include "grader/tools/timeline.h"
 #include "remote.h"
 #include "timing_checks.h"
 

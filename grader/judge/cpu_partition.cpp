@@ -1,4 +1,4 @@
-#include "labkit/cpu_partition.h"
+#include "grader/judge/cpu_partition.h"
 
 #include <sched.h>
 

@@ -1,4 +1,4 @@
-#include "labkit/device.h"
+#include "grader/judge/device.h"
 
 #include <fmt/core.h>
 

@@ -1,4 +1,4 @@
-#include "labkit/elf_deps.h"
+#include "grader/judge/elf_deps.h"
 
 #include <elf.h>
 

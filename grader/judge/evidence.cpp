@@ -1,4 +1,4 @@
-#include "labkit/evidence.h"
+#include "grader/judge/evidence.h"
 
 #include <cxxabi.h>
 #include <fmt/core.h>

@@ -1,4 +1,4 @@
-#include "labkit/executed_evidence.h"
+#include "grader/judge/executed_evidence.h"
 
 #include <fmt/core.h>
 

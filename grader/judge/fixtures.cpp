@@ -1,11 +1,11 @@
-#include "labkit/fixtures.h"
+#include "grader/judge/fixtures.h"
 
 #include <fmt/core.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "labkit/npy.h"
+#include "grader/io/npy.h"
 
 namespace labkit::fixtures {
 namespace {

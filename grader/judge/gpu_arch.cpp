@@ -1,5 +1,5 @@
-// Compute capabilities, the build's targets and a lab's "requires_gpu" (labkit/gpu_arch.h).
-#include "labkit/gpu_arch.h"
+// Compute capabilities, the build's targets and a lab's "requires_gpu" (grader/judge/gpu_arch.h).
+#include "grader/judge/gpu_arch.h"
 
 #include <fmt/core.h>
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "labkit/cuda_check.h"
-#include "labkit/stats.h"
+#include "grader/judge/stats.h"
 
 namespace labkit::judge {
 namespace {

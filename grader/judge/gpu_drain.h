@@ -1,5 +1,5 @@
 // gpu_drain.h (judge-private) — waits until the GPU has finished the work other processes queued
-// on it, as seen from the judge's own context: what a stopped lab (labkit/session.h, pause())
+// on it, as seen from the judge's own context: what a stopped lab (grader/judge/session.h, pause())
 // left behind before the baseline is timed.
 //
 //   * The harness synchronizes the device before it answers a request, but a thread of the lab

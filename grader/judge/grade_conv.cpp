@@ -15,15 +15,15 @@
 #include "conv_case.h"
 #include "conv_timing.h"
 #include "grading.h"
-#include "labkit/activity.h"
-#include "labkit/check.h"
-#include "labkit/clocks.h"
-#include "labkit/contract.h"
-#include "labkit/conv_run.h"
+#include "grader/tools/activity.h"
+#include "grader/judge/check.h"
+#include "grader/judge/clocks.h"
+#include "grader/judge/contract.h"
+#include "grader/harness/conv_run.h"
 #include "labkit/cuda_check.h"
-#include "labkit/fixtures.h"
-#include "labkit/random.h"
-#include "labkit/stats.h"
+#include "grader/judge/fixtures.h"
+#include "grader/core/random.h"
+#include "grader/judge/stats.h"
 #include "network_case.h"
 #include "reference/baseline.h"
 #include "reference/conv_reference.h"
@@ -35,7 +35,7 @@ namespace {
 
 using nlohmann::json;
 
-// Expected output and the per-element error scale sum|x*w| (labkit/check.h), from the GPU fp64
+// Expected output and the per-element error scale sum|x*w| (grader/judge/check.h), from the GPU fp64
 // reference, computed before the lab's process exists.
 struct Expected {
   std::vector<double> values, bound;

@@ -1,14 +1,14 @@
-// grade_page.cpp — one lab's grading result as a page (labkit/pages.h grade_page), read from its
-// JSON alone (labkit/grade_result.h), like the terminal report (report.cpp format_text): a result
+// grade_page.cpp — one lab's grading result as a page (grader/judge/pages.h grade_page), read from its
+// JSON alone (grader/judge/grade_result.h), like the terminal report (report.cpp format_text): a result
 // that came back from a child process, a Slurm task or a saved file draws the same page.
 #include <fmt/core.h>
 
-#include "labkit/json_fields.h"
+#include "grader/core/json_fields.h"
 
-#include "labkit/html.h"
-#include "labkit/pages.h"
-#include "labkit/roofline.h"
-#include "labkit/timeline.h"
+#include "grader/judge/html.h"
+#include "grader/judge/pages.h"
+#include "grader/judge/roofline.h"
+#include "grader/tools/timeline.h"
 
 namespace labkit::pages {
 namespace {
@@ -76,7 +76,7 @@ void timing(html::Page& page, const json& r) {
                              str(t, "target_source").empty() ? "" : " (" + str(t, "target_source") + ")"));
 }
 
-// How far each shape is from the GPU's limits (labkit/roofline.h), as the terminal report prints it:
+// How far each shape is from the GPU's limits (grader/judge/roofline.h), as the terminal report prints it:
 // the floor of the lab's precision class, which bound decides it, the share of it the lab reached.
 void roofline(html::Page& page, const json& r) {
   const json& t = sub(r, "timing");
@@ -152,7 +152,7 @@ void evidence(html::Page& page, const json& r) {
   page.table(t);
 }
 
-// The streams timeline of the recorded layer (labkit/timeline.h), the lab's above the baseline's.
+// The streams timeline of the recorded layer (grader/tools/timeline.h), the lab's above the baseline's.
 void timelines(html::Page& page, const json& r) {
   const json& all = list(r, "timeline");
   if (all.empty()) return;

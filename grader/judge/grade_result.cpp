@@ -1,8 +1,8 @@
-#include "labkit/grade_result.h"
+#include "grader/judge/grade_result.h"
 
 #include <string_view>
 
-#include "labkit/exit_codes.h"
+#include "grader/core/exit_codes.h"
 
 namespace labkit {
 

@@ -1,15 +1,15 @@
-// grading.h (judge-private) — the per-kind grading steps judge_lab() runs (labkit/judge.h).
+// grading.h (judge-private) — the per-kind grading steps judge_lab() runs (grader/judge/judge.h).
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <string>
 
-#include "labkit/device.h"
-#include "labkit/executed_evidence.h"
-#include "labkit/judge.h"
-#include "labkit/lab_spec.h"
-#include "labkit/session.h"
+#include "grader/judge/device.h"
+#include "grader/judge/executed_evidence.h"
+#include "grader/judge/judge.h"
+#include "grader/judge/lab_spec.h"
+#include "grader/judge/session.h"
 
 namespace labkit::judge {
 
@@ -38,11 +38,11 @@ struct Context {
     phase_start = now;
   }
   std::chrono::steady_clock::time_point phase_start = std::chrono::steady_clock::now();
-  std::vector<int> kit_cpus;  // where the kit's own harness runs (labkit/cpu_partition.h)
+  std::vector<int> kit_cpus;  // where the kit's own harness runs (grader/judge/cpu_partition.h)
   // The device's free memory just before the lab's process last started (0: unknown): what the
   // kit's own allocations had to share with it (judge.cpp, out_of_device_memory).
   std::size_t free_before_lab = 0;
-  // Every graded timed call's kernel records (labkit/executed_evidence.h), for the evidence.
+  // Every graded timed call's kernel records (grader/judge/executed_evidence.h), for the evidence.
   std::vector<executed::Window> windows;
 };
 

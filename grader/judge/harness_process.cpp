@@ -1,4 +1,4 @@
-#include "labkit/harness_process.h"
+#include "grader/judge/harness_process.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "labkit/subprocess.h"
+#include "grader/judge/subprocess.h"
 
 namespace labkit {
 

@@ -1,5 +1,5 @@
-// html.cpp — the page-building layer (labkit/html.h): markup, style and the sorting script.
-#include "labkit/html.h"
+// html.cpp — the page-building layer (grader/judge/html.h): markup, style and the sorting script.
+#include "grader/judge/html.h"
 
 #include <fmt/core.h>
 
@@ -7,7 +7,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "labkit/text_escape.h"
+#include "grader/core/text_escape.h"
 
 namespace labkit::html {
 namespace {

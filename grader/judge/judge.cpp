@@ -1,6 +1,6 @@
-// judge_lab(): the order of the checks, the verdict and the score of one lab (labkit/judge.h).
-// What is checked lives in grade_conv.cpp and grade_map.cpp; how it is printed in labkit/report.h.
-#include "labkit/judge.h"
+// judge_lab(): the order of the checks, the verdict and the score of one lab (grader/judge/judge.h).
+// What is checked lives in grade_conv.cpp and grade_map.cpp; how it is printed in grader/judge/report.h.
+#include "grader/judge/judge.h"
 
 #include <fmt/core.h>
 
@@ -10,14 +10,14 @@
 
 #include "grading.h"
 #include "remote.h"
-#include "labkit/clocks.h"
-#include "labkit/cpu_partition.h"
+#include "grader/judge/clocks.h"
+#include "grader/judge/cpu_partition.h"
 #include "labkit/cuda_check.h"
-#include "labkit/device.h"
-#include "labkit/executed_evidence.h"
-#include "labkit/gpu_arch.h"
-#include "labkit/lab_spec.h"
-#include "labkit/stats.h"
+#include "grader/judge/device.h"
+#include "grader/judge/executed_evidence.h"
+#include "grader/judge/gpu_arch.h"
+#include "grader/judge/lab_spec.h"
+#include "grader/judge/stats.h"
 #include "labkit_config.h"
 #include "timing_checks.h"
 
@@ -179,7 +179,7 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   r.kernel_source = lab.source;
   r.seed = opt.seed;
   // The lab's harness and the kit's (the baseline) on disjoint CPUs: a lab that spins threads
-  // between its calls cannot slow the baseline's host side (labkit/cpu_partition.h).
+  // between its calls cannot slow the baseline's host side (grader/judge/cpu_partition.h).
   const CpuPartition cpus = split_cpus();
   r.sandbox = opt.evidence_only ? "" : sandbox::describe(opt.sandbox, opt.probe, cpus.describe());
   LabSpec spec = load_lab_spec(lab.lab_json, lab.id);
@@ -283,7 +283,7 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   }
   ctx.session.extra_fds = opt.extra_fds;
   ctx.session.close_wait_s = opt.close_wait_s;
-  // The harness records every kernel (labkit/activity.h's tracer), except under compute-sanitizer,
+  // The harness records every kernel (grader/tools/activity.h's tracer), except under compute-sanitizer,
   // which CUPTI must not meet; such a run times nothing, and its evidence stays the static check.
   // A lab without PTX patterns (10-streams) has nothing to bind to execution: its timed calls run
   // untraced (docs/grading.md, Evidence); its host evidence records a layer of its own.
@@ -309,7 +309,7 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
     if (e.code() != cudaErrorMemoryAllocation) throw;
     out_of_device_memory(ctx, fmt::format("the judge: {}", e.what()), r);
   }
-  // The technique must be in the kernels that did the timed work (labkit/executed_evidence.h).
+  // The technique must be in the kernels that did the timed work (grader/judge/executed_evidence.h).
   if (r.verdict.empty() && r.timed && !spec.evidence.empty())
     r.evidence = executed::check(ptx, spec.evidence, ctx.windows, spec.evidence_share);
   if (ctx.harness) {

@@ -1,4 +1,4 @@
-#include "labkit/lab_spec.h"
+#include "grader/judge/lab_spec.h"
 
 #include <fmt/core.h>
 

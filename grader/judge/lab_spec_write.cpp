@@ -1,4 +1,4 @@
-// Writing calibrated targets into a lab.json (labkit/lab_spec.h, `labkit calibrate --write`):
+// Writing calibrated targets into a lab.json (grader/judge/lab_spec.h, `labkit calibrate --write`):
 // the file is edited as text, line by line, so that the instructor's layout, comments-by-order
 // and every other key stay as written; the result is read back as a lab.json, and the old text
 // restored if it does not validate.
@@ -10,8 +10,8 @@
 #include <regex>
 #include <sstream>
 
-#include "labkit/lab_spec.h"
-#include "labkit/text_lines.h"
+#include "grader/judge/lab_spec.h"
+#include "grader/judge/text_lines.h"
 
 namespace labkit {
 namespace {

@@ -6,10 +6,10 @@
 #include <memory>
 
 #include "grading.h"
-#include "labkit/device.h"
-#include "labkit/lab_spec.h"
-#include "labkit/network_run.h"
-#include "labkit/session.h"
+#include "grader/judge/device.h"
+#include "grader/judge/lab_spec.h"
+#include "grader/network/network_run.h"
+#include "grader/judge/session.h"
 
 namespace labkit::judge {
 

@@ -1,4 +1,4 @@
-#include "labkit/pair_timing.h"
+#include "grader/judge/pair_timing.h"
 
 #include <cuda_runtime_api.h>
 
@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "labkit/cuda_check.h"
-#include "labkit/event_timer.h"
+#include "grader/core/event_timer.h"
 
 namespace labkit {
 namespace {

@@ -1,4 +1,4 @@
-#include "labkit/process_set.h"
+#include "grader/judge/process_set.h"
 
 #include <dirent.h>
 #include <fcntl.h>

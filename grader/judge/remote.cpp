@@ -16,9 +16,9 @@
 #include "grader/protocol/chunks.h"
 #include "grader/protocol/fresh.h"
 #include "grader/protocol/host_digest.h"
-#include "labkit/check.h"
+#include "grader/judge/check.h"
 #include "labkit/cuda_check.h"
-#include "labkit/random.h"
+#include "grader/core/random.h"
 
 namespace labkit::judge {
 

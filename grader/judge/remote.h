@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "labkit/conv.h"
-#include "labkit/executed_evidence.h"
-#include "labkit/device.h"
-#include "labkit/grade_result.h"
-#include "labkit/lab_spec.h"
-#include "labkit/pair_timing.h"
-#include "labkit/session.h"
+#include "grader/judge/executed_evidence.h"
+#include "grader/judge/device.h"
+#include "grader/judge/grade_result.h"
+#include "grader/judge/lab_spec.h"
+#include "grader/judge/pair_timing.h"
+#include "grader/judge/session.h"
 
 namespace labkit::judge {
 
@@ -92,7 +92,7 @@ struct RemoteLog {
   // last timed call is always checked. Empty when the last call was checked.
   std::function<void()> check_last;
   int checked = 0;  // calls whose output was read and checked
-  // The records of the kernels that ran in each timed call (labkit/executed_evidence.h), sent by
+  // The records of the kernels that ran in each timed call (grader/judge/executed_evidence.h), sent by
   // the harness in the request after it (finish), in the order of the calls.
   std::vector<executed::Window> windows;
 };

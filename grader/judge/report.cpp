@@ -1,12 +1,12 @@
-#include "labkit/report.h"
+#include "grader/judge/report.h"
 
-#include "labkit/roofline.h"
+#include "grader/judge/roofline.h"
 
 #include <fmt/core.h>
 
 #include <cmath>
 
-#include "labkit/timeline.h"
+#include "grader/tools/timeline.h"
 
 namespace labkit {
 namespace {
@@ -56,7 +56,7 @@ void correctness(std::string& out, const json& r) {
   }
 }
 
-// How far each shape's median is from the device's limits (labkit/roofline.h): the distance a
+// How far each shape's median is from the device's limits (grader/judge/roofline.h): the distance a
 // speedup over the baseline does not show, against the floor of the lab's precision class.
 void roofline(std::string& out, const json& t, const std::string& precision) {
   const json& peaks = sub(t, "peaks");
@@ -148,7 +148,7 @@ void evidence(std::string& out, const json& r) {
                        str(h, "name"), str(h, "detail"));
 }
 
-// The streams timeline in two lines (labkit/timeline.h); its picture is the grade page's and the
+// The streams timeline in two lines (grader/tools/timeline.h); its picture is the grade page's and the
 // SVG file `labkit grade` names after the report.
 void timelines(std::string& out, const json& r) {
   const json& all = list(r, "timeline");

@@ -1,5 +1,5 @@
-// The roofline of a timed shape (labkit/roofline.h).
-#include "labkit/roofline.h"
+// The roofline of a timed shape (grader/judge/roofline.h).
+#include "grader/judge/roofline.h"
 
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>

@@ -1,4 +1,4 @@
-#include "labkit/sandbox.h"
+#include "grader/judge/sandbox.h"
 
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -23,8 +23,8 @@
 #include <system_error>
 
 #include "allow_list.h"
-#include "labkit/elf_deps.h"
-#include "labkit/subprocess.h"
+#include "grader/judge/elf_deps.h"
+#include "grader/judge/subprocess.h"
 
 namespace labkit::sandbox {
 namespace {

@@ -1,4 +1,4 @@
-#include "labkit/score.h"
+#include "grader/judge/score.h"
 
 #include <fmt/core.h>
 

@@ -1,4 +1,4 @@
-#include "labkit/session.h"
+#include "grader/judge/session.h"
 
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "grader/protocol/wire.h"
-#include "labkit/grade_result.h"
+#include "grader/judge/grade_result.h"
 
 namespace labkit {
 
@@ -108,7 +108,7 @@ void Session::launch() {
   std::vector<HarnessProcess::ChildFd> fds = {
       {req[0], wire::kRequestFd}, {rep[1], wire::kReplyFd}, {tensors_.fd(), wire::kTensorFd}};
   fds.insert(fds.end(), o_.extra_fds.begin(), o_.extra_fds.end());
-  int program = -1;  // the CPU lock's seccomp program, read by bwrap (labkit/sandbox.h)
+  int program = -1;  // the CPU lock's seccomp program, read by bwrap (grader/judge/sandbox.h)
   if (o_.sandbox == sandbox::Mode::bubblewrap && o_.policy.lock_cpus && o_.probe.seccomp) {
     program = sandbox::seccomp_program();
     if (program < 0)

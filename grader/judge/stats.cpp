@@ -1,4 +1,4 @@
-#include "labkit/stats.h"
+#include "grader/judge/stats.h"
 
 #include <algorithm>
 #include <cmath>

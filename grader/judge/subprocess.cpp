@@ -1,4 +1,4 @@
-#include "labkit/subprocess.h"
+#include "grader/judge/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>

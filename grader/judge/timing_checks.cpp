@@ -10,12 +10,12 @@
 
 #include "grader/harness/device_ops.h"
 #include "labkit/cuda_check.h"
-#include "labkit/executed_evidence.h"
-#include "labkit/device_buffer.h"
-#include "labkit/event_timer.h"
+#include "grader/judge/executed_evidence.h"
+#include "grader/core/device_buffer.h"
+#include "grader/core/event_timer.h"
 #include "gpu_drain.h"
-#include "labkit/stats.h"
-#include "labkit/text_escape.h"
+#include "grader/judge/stats.h"
+#include "grader/core/text_escape.h"
 #include "reference/baseline.h"
 
 namespace labkit::judge {

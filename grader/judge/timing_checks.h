@@ -9,7 +9,7 @@
 //     on the GPU to slow the baseline down gets timing-implausible. Each shape records the
 //     measured ratio (beside / clean) and the limit applied (ShapeTiming).
 //   * The lab is still while the baseline is timed: still_side() / map_still_side() wrap each
-//     baseline sample of the pairs in Still (labkit/session.h: every process of the lab
+//     baseline sample of the pairs in Still (grader/judge/session.h: every process of the lab
 //     stopped) and a GpuDrain (gpu_drain.h: the lab's GPU work already queued finishes first);
 //     the lab's own samples run with it running. What that took goes to GradeResult::still; a
 //     drain that hit its cap is noted there and in the interference verdict's message, and the
@@ -29,14 +29,14 @@
 #include <string>
 #include <vector>
 
-#include "labkit/activity.h"
+#include "grader/tools/activity.h"
 #include "labkit/conv.h"
-#include "labkit/conv_run.h"
-#include "labkit/device.h"
-#include "labkit/grade_result.h"
-#include "labkit/lab_spec.h"
-#include "labkit/pair_timing.h"
-#include "labkit/session.h"
+#include "grader/harness/conv_run.h"
+#include "grader/judge/device.h"
+#include "grader/judge/grade_result.h"
+#include "grader/judge/lab_spec.h"
+#include "grader/judge/pair_timing.h"
+#include "grader/judge/session.h"
 #include "remote.h"
 
 namespace labkit::judge {

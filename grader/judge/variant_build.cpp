@@ -1,8 +1,8 @@
 // A lab's harness rebuilt with one constant changed, from ninja's own commands
-// (labkit/variant_build.h).
-#include "labkit/variant_build.h"
+// (grader/judge/variant_build.h).
+#include "grader/judge/variant_build.h"
 
-#include "labkit/text_lines.h"
+#include "grader/judge/text_lines.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,7 +14,7 @@
 #include <system_error>
 #include <thread>
 
-#include "labkit/subprocess.h"
+#include "grader/judge/subprocess.h"
 
 namespace labkit::variant {
 namespace {

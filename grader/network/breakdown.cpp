@@ -1,10 +1,10 @@
-// Where a network run's Total Execution Time went (labkit/milestone.h breakdown_cells): the part
+// Where a network run's Total Execution Time went (grader/network/milestone.h breakdown_cells): the part
 // of the milestone report that says what to cut when the total, not the convs, is the problem.
 #include <fmt/core.h>
 
 #include <algorithm>
 
-#include "labkit/milestone.h"
+#include "grader/network/milestone.h"
 
 namespace labkit::milestone {
 

@@ -1,5 +1,5 @@
-// course.cpp — the course's table of `labkit report --course` (see labkit/course.h).
-#include "labkit/course.h"
+// course.cpp — the course's table of `labkit report --course` (see grader/network/course.h).
+#include "grader/network/course.h"
 
 #include <fmt/core.h>
 

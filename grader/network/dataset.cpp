@@ -1,6 +1,6 @@
-// dataset.cpp — the labelled image set (contract in labkit/dataset.h), stored as a pair of IDX
+// dataset.cpp — the labelled image set (contract in grader/network/dataset.h), stored as a pair of IDX
 // files with Fashion-MNIST's names so that an instructor's own resized Fashion-MNIST drops in.
-#include "labkit/dataset.h"
+#include "grader/network/dataset.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <system_error>
 
-#include "labkit/idx.h"
+#include "grader/io/idx.h"
 
 namespace labkit {
 namespace {

@@ -1,9 +1,9 @@
-// milestone.cpp — tables and chart of `labkit report` (see labkit/milestone.h).
-#include "labkit/milestone.h"
+// milestone.cpp — tables and chart of `labkit report` (see grader/network/milestone.h).
+#include "grader/network/milestone.h"
 
-#include "labkit/course.h"
-#include "labkit/roofline.h"
-#include "labkit/text_escape.h"
+#include "grader/network/course.h"
+#include "grader/judge/roofline.h"
+#include "grader/core/text_escape.h"
 
 #include <fmt/core.h>
 
@@ -116,7 +116,7 @@ struct Table {
 
 double conv_total(const network::RunResult& r) { return r.conv[0].op_ms + r.conv[1].op_ms; }
 
-// The roofline floor of conv1 + conv2 at the run's precision class (labkit/roofline.h), and how
+// The roofline floor of conv1 + conv2 at the run's precision class (grader/judge/roofline.h), and how
 // much of it the run reached; absent where a layer has none (the CPU, older files).
 struct Floor {
   double ms = 0, pct = 0;
@@ -241,7 +241,7 @@ Cells compare_cells(int batch, const std::vector<Entry>& rows, bool csv) {
   }
   t.caption = fmt::format("**Batch {}** on {}: Op Times in ms, speedup of the conv total over {}; Floor: the roofline "
                           "floor of conv1 + conv2 at the row's precision class (fp32: fp32 FMA peak or DRAM bandwidth; "
-                          "tf32, fp16, any: that tensor peak or DRAM bandwidth; labkit/roofline.h) and the bound that "
+                          "tf32, fp16, any: that tensor peak or DRAM bandwidth; grader/judge/roofline.h) and the bound that "
                           "decides it; % of floor: that floor over their time (100% is as fast as the class can go)",
                           batch, device_of(rows), rows.empty() ? "the first row" : rows.front().name);
   return t;
@@ -275,7 +275,7 @@ std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::st
     svg += fmt::format("<g class=\"bar\" data-name=\"{}\" data-ms=\"{}\">\n", html_escape(e.name), conv_total(*e.run));
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#4c78a8\"/>\n", label_w, y + 4, w1, row_h - 8);
     svg += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#f58518\"/>\n", label_w + w1, y + 4, w2, row_h - 8);
-    // Its total, and the share of its own roofline floor (labkit/roofline.h): a tick where the floor
+    // Its total, and the share of its own roofline floor (grader/judge/roofline.h): a tick where the floor
     // is, the share and the bound after the total.
     const std::optional<Floor> f = floor_of(*e.run);
     std::string share;

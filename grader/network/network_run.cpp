@@ -1,6 +1,6 @@
-// network_run.cpp — the milestone program (see labkit/network_run.h): data and model in, the two
+// network_run.cpp — the milestone program (see grader/network/network_run.h): data and model in, the two
 // conv layers through a backend, the rest on the CPU, times and accuracy out.
-#include "labkit/network_run.h"
+#include "grader/network/network_run.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -11,17 +11,17 @@
 #include <memory>
 #include <stdexcept>
 
-#include "labkit/clocks.h"
-#include "labkit/conv_run.h"
+#include "grader/judge/clocks.h"
+#include "grader/harness/conv_run.h"
 #include "labkit/cuda_check.h"
-#include "labkit/dataset.h"
-#include "labkit/device.h"
-#include "labkit/event_timer.h"
-#include "labkit/exit_codes.h"
-#include "labkit/phase.h"
-#include "labkit/pinned_range.h"
-#include "labkit/roofline.h"
-#include "labkit/stats.h"
+#include "grader/network/dataset.h"
+#include "grader/judge/device.h"
+#include "grader/core/event_timer.h"
+#include "grader/core/exit_codes.h"
+#include "grader/core/phase.h"
+#include "grader/core/pinned_range.h"
+#include "grader/judge/roofline.h"
+#include "grader/judge/stats.h"
 #include "grader/protocol/chunks.h"
 #include "grader/protocol/host_pages.h"
 #include "reference/conv_reference.h"
@@ -140,7 +140,7 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   // GiB at batch 10000). The outputs' pages are made resident in the background once CUDA has
   // started (labkit/host_pages.h; not beside CUDA's start-up, which waits on the same memory map
   // lock), instead of one fault at a time inside the layers. For the kit's own GPU convs the
-  // arrays are then pinned (labkit/pinned_range.h), as a lab's harness pins its arrays for this
+  // arrays are then pinned (grader/core/pinned_range.h), as a lab's harness pins its arrays for this
   // program (judge/network_case.h): conv1 waits for its two, conv2 for the rest.
   fresh::AnonymousArray<float> x(s1.input_size()), y1(s1.output_size()), p1(s2.input_size()), y2(s2.output_size());
   PinnedRange pins[4];  // destroyed before the arrays
@@ -225,7 +225,7 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   if (backend.gpu || backend.remote) {
     r.sm_clock_mhz = read_sm_clock().sm_mhz;
     // Each layer's roofline floor on this GPU at the backend's precision class
-    // (labkit/roofline.h), for "% of floor".
+    // (grader/judge/roofline.h), for "% of floor".
     const roofline::Peaks peaks = roofline::device_peaks();
     const ConvShape shapes[2] = {s1, s2};
     for (int k = 0; k < 2; ++k) {

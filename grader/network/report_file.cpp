@@ -11,7 +11,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "labkit/milestone.h"
+#include "grader/network/milestone.h"
 
 namespace labkit::milestone {
 

@@ -1,16 +1,16 @@
-// report_page.cpp — `labkit report --html` (labkit/pages.h): the milestone report as a page. The
+// report_page.cpp — `labkit report --html` (grader/judge/pages.h): the milestone report as a page. The
 // cells are milestone_cells/compare_cells, the very strings the Markdown report prints; numbers
 // also carry their value so that a click on a header sorts them as numbers. With --course the
-// page opens with the course's table (labkit/course.h), its vs column sorted by the ratio.
+// page opens with the course's table (grader/network/course.h), its vs column sorted by the ratio.
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <set>
 
-#include "labkit/course.h"
-#include "labkit/html.h"
-#include "labkit/pages.h"
+#include "grader/network/course.h"
+#include "grader/judge/html.h"
+#include "grader/judge/pages.h"
 
 namespace labkit::pages {
 namespace {

@@ -1,4 +1,4 @@
-// The pure part of labkit/activity.h: overlap, busy time and streams from intervals, the memory
+// The pure part of grader/tools/activity.h: overlap, busy time and streams from intervals, the memory
 // peak from allocation events, and the one-line description. The CUPTI side is activity_cupti.cpp.
 #include <fmt/core.h>
 
@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "labkit/activity.h"
+#include "grader/tools/activity.h"
 
 namespace labkit::activity {
 namespace {

@@ -1,4 +1,4 @@
-// The CUPTI side of labkit/activity.h: one subscription per process, shared by the always-on
+// The CUPTI side of grader/tools/activity.h: one subscription per process, shared by the always-on
 // tracer (the harness) and the Recorder windows of the host evidence.
 #include <cuda_runtime_api.h>
 #include <cupti.h>
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <utility>
 
-#include "labkit/activity.h"
+#include "grader/tools/activity.h"
 #include "labkit/cuda_check.h"
 
 namespace labkit::activity {

@@ -1,10 +1,10 @@
-#include "labkit/bulk.h"
+#include "grader/tools/bulk.h"
 
-#include "labkit/text_escape.h"
+#include "grader/core/text_escape.h"
 
 #include <fmt/core.h>
 
-#include "labkit/json_fields.h"
+#include "grader/core/json_fields.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-// class_page.cpp — the class dashboard (labkit/pages.h class_page), written by `labkit bulk
+// class_page.cpp — the class dashboard (grader/judge/pages.h class_page), written by `labkit bulk
 // collect` beside class.csv. A student's row shows the CSV's own fields (bulk::csv_cells), so the
 // page and the CSV cannot disagree; the histograms are the kit's own SVG (bulk::summary_svg).
 #include <fmt/core.h>
@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <map>
 
-#include "labkit/html.h"
-#include "labkit/pages.h"
+#include "grader/judge/html.h"
+#include "grader/judge/pages.h"
 
 namespace labkit::pages {
 namespace {

@@ -1,4 +1,4 @@
-#include "labkit/ncu.h"
+#include "grader/tools/ncu.h"
 
 #include <fmt/core.h>
 

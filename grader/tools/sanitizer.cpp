@@ -1,4 +1,4 @@
-#include "labkit/sanitizer.h"
+#include "grader/tools/sanitizer.h"
 
 #include <algorithm>
 #include <regex>

@@ -1,12 +1,12 @@
-// The memory check's decision on one compute-sanitizer run (labkit/sanitizer.h, "The memory
+// The memory check's decision on one compute-sanitizer run (grader/tools/sanitizer.h, "The memory
 // check"), and where the tool lives. Why the exit status is the basis: grader/cli/memory_check.cpp.
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <system_error>
 
-#include "labkit/grade_result.h"
-#include "labkit/sanitizer.h"
+#include "grader/judge/grade_result.h"
+#include "grader/tools/sanitizer.h"
 
 namespace labkit::sanitizer {
 namespace {

@@ -1,6 +1,6 @@
 // `labkit sweep`'s parameter, the check that a kernel.cu declares it, and the table
-// (labkit/sweep.h; the chart is sweep_svg.cpp).
-#include "labkit/sweep.h"
+// (grader/tools/sweep.h; the chart is sweep_svg.cpp).
+#include "grader/tools/sweep.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,7 +10,7 @@
 #include <regex>
 #include <sstream>
 
-#include "labkit/text_escape.h"
+#include "grader/core/text_escape.h"
 
 namespace labkit::sweep {
 namespace {

@@ -1,13 +1,13 @@
 // `labkit sweep`'s chart: time against the swept value, one line per grading shape
-// (labkit/sweep.h). Same look as the kit's other charts (milestone.h compare_svg, bulk.h).
+// (grader/tools/sweep.h). Same look as the kit's other charts (milestone.h compare_svg, bulk.h).
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "labkit/stats.h"
-#include "labkit/sweep.h"
-#include "labkit/text_escape.h"
+#include "grader/judge/stats.h"
+#include "grader/tools/sweep.h"
+#include "grader/core/text_escape.h"
 
 namespace labkit::sweep {
 namespace {

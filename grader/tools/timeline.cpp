@@ -1,14 +1,14 @@
-// The data side of labkit/timeline.h: a recorded layer made relative to its start, its JSON form
+// The data side of grader/tools/timeline.h: a recorded layer made relative to its start, its JSON form
 // (written by the judge, read back from any file), and its overlap by activity::summarize's rule.
 // The drawing is timeline_svg.cpp.
-#include "labkit/timeline.h"
+#include "grader/tools/timeline.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 
-#include "labkit/text_escape.h"
+#include "grader/core/text_escape.h"
 
 namespace labkit::timeline {
 namespace {

@@ -1,4 +1,4 @@
-// The streams timeline's picture (labkit/timeline.h svg, svg_file): one lane per stream and copy
+// The streams timeline's picture (grader/tools/timeline.h svg, svg_file): one lane per stream and copy
 // direction, a rect per record, the overlap shaded. Every string in it may be the lab's (a kernel's
 // name) or a file's: it goes through xml_chars and xml_escape into element text, never into an
 // attribute; attributes hold only numbers and the kit's own words.
@@ -9,8 +9,8 @@
 #include <map>
 #include <tuple>
 
-#include "labkit/text_escape.h"
-#include "labkit/timeline.h"
+#include "grader/core/text_escape.h"
+#include "grader/tools/timeline.h"
 
 namespace labkit::timeline {
 namespace {

@@ -54,7 +54,7 @@ assert t["build"]["kit"] == "prebuilt (OUT/kit-build, job 99)", t["build"]
 assert t["labs"]["03-tiling"] == "build-failed"
 PY
 
-# The student's grade pages (labkit/pages.h), one per lab, each linking back to the class page.
+# The student's grade pages (grader/judge/pages.h), one per lab, each linking back to the class page.
 pages=$(ls "$tmp/zoe/pages" 2>/dev/null | tr '\n' ' ')
 [[ $pages == "01-restrict-unroll.html 02-constant-memory.html 03-tiling.html 04-float4.html 05-unroll-matmul.html 06-fusion.html 07-atomics.html " ]] \
   && grep -q 'href="../../class.html"' "$tmp/zoe/pages/03-tiling.html" && grep -q "TILE" "$tmp/zoe/pages/03-tiling.html" \

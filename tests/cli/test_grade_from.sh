@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `labkit grade --from`: a saved result drawn again without grading (no GPU), and the streams
-# timeline's SVG written beside the terminal report, its path named there (labkit/timeline.h).
+# timeline's SVG written beside the terminal report, its path named there (grader/tools/timeline.h).
 #   usage: test_grade_from.sh PATH_TO_LABKIT PYTHON3 GRADE_JSON
 # GRADE_JSON: tests/web/fixtures/grade-streams.json (a 10-streams result built by hand, 29 records,
 # kernels named with markup).

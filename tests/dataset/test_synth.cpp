@@ -8,7 +8,7 @@
 #include <string>
 
 #include "datasets/synth.h"
-#include "labkit/dataset.h"
+#include "grader/network/dataset.h"
 
 namespace ds = labkit::datasets;
 using labkit::ImageSet;

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "datasets/synth.h"
-#include "labkit/dataset.h"
+#include "grader/network/dataset.h"
 #include "reference/conv_reference.h"
 #include "reference/network.h"
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "labkit/dataset.h"
+#include "grader/network/dataset.h"
 #include "reference/network.h"
 
 namespace fs = std::filesystem;

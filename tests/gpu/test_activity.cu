@@ -1,4 +1,4 @@
-// labkit/activity.h on a real GPU: what CUPTI records for work on the default stream, on two
+// grader/tools/activity.h on a real GPU: what CUPTI records for work on the default stream, on two
 // streams that overlap, and for allocations made inside and before the recorded window.
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "labkit/activity.h"
+#include "grader/tools/activity.h"
 #include "labkit/cuda_check.h"
 
 namespace act = labkit::activity;

@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <vector>
 
-#include "labkit/check.h"
-#include "labkit/conv_run.h"
+#include "grader/judge/check.h"
+#include "grader/harness/conv_run.h"
 #include "labkit/cuda_check.h"
-#include "labkit/device_buffer.h"
-#include "labkit/fixtures.h"
+#include "grader/core/device_buffer.h"
+#include "grader/judge/fixtures.h"
 #include "reference/baseline.h"
 #include "reference/conv_reference.h"
 

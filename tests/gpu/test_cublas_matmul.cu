@@ -1,5 +1,5 @@
 // The cuBLAS comparison of 05-unroll-matmul (reference/cublas_matmul.h) against the CPU reference
-// conv with the kit's fp32 tolerance (labkit/check.h): the unrolled matrix element by element, the
+// conv with the kit's fp32 tolerance (grader/judge/check.h): the unrolled matrix element by element, the
 // single SGEMM's [M][B*H_out*W_out] product (read back in the conv's order), and the strided-
 // batched GEMM's conv layout, on ECE408-like and odd shapes, over one segment and over several.
 #include <doctest/doctest.h>
@@ -7,10 +7,10 @@
 #include <cmath>
 #include <vector>
 
-#include "labkit/check.h"
+#include "grader/judge/check.h"
 #include "labkit/cuda_check.h"
-#include "labkit/device_buffer.h"
-#include "labkit/random.h"
+#include "grader/core/device_buffer.h"
+#include "grader/core/random.h"
 #include "reference/conv_reference.h"
 #include "reference/cublas_matmul.h"
 

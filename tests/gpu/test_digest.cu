@@ -13,8 +13,8 @@
 #include "grader/harness/device_ops.h"
 #include "grader/protocol/host_digest.h"
 #include "labkit/cuda_check.h"
-#include "labkit/device_buffer.h"
-#include "labkit/stats.h"
+#include "grader/core/device_buffer.h"
+#include "grader/judge/stats.h"
 
 namespace {
 

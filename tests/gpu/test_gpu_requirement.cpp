@@ -1,4 +1,4 @@
-// The grade on this GPU of a lab it cannot run (labkit/gpu_arch.h): a lab.json "requires_gpu"
+// The grade on this GPU of a lab it cannot run (grader/judge/gpu_arch.h): a lab.json "requires_gpu"
 // above this GPU's compute capability is SKIPPED with one line naming the lab, what it needs and
 // the GPU; a lab the build has no harness for is a kit-error naming why and this GPU. Both are
 // decided before anything runs: no harness is started (the one named here does not exist).
@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "labkit/device.h"
-#include "labkit/exit_codes.h"
-#include "labkit/judge.h"
+#include "grader/judge/device.h"
+#include "grader/core/exit_codes.h"
+#include "grader/judge/judge.h"
 
 namespace {
 

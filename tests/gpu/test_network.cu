@@ -12,7 +12,7 @@
 #include <string>
 
 #include "labkit/cuda_check.h"
-#include "labkit/network_run.h"
+#include "grader/network/network_run.h"
 #include "reference/baseline.h"
 
 namespace fs = std::filesystem;

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "labkit/cuda_check.h"
-#include "labkit/device_buffer.h"
-#include "labkit/random.h"
+#include "grader/core/device_buffer.h"
+#include "grader/core/random.h"
 #include "reference/baseline.h"
 #include "reference/conv_reference.h"
 #include "reference/map_workload.h"

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "labkit/cuda_check.h"
-#include "labkit/device_buffer.h"
-#include "labkit/random.h"
+#include "grader/core/device_buffer.h"
+#include "grader/core/random.h"
 #include "reference/conv_reference.h"
 #include "solutions/11-register-tiling/register_tiling.cuh"
 

@@ -21,7 +21,7 @@ checks:
   --log-absent TEXT      the result's "log" (the lab's own stdout/stderr) does not contain TEXT; a
                          result without "log" counts as absent (repeatable)
   --log-contains TEXT    the result's "log" contains TEXT (a probe ran at all) (repeatable)
-  --timeline             the result's streams timeline (labkit/timeline.h) holds the lab's recorded
+  --timeline             the result's streams timeline (grader/tools/timeline.h) holds the lab's recorded
                          layer and the baseline's, each available, each with a kernel, an HtoD and a
                          DtoH copy, every record inside [0, the layer's span]; the lab's on >= 2 streams
   --timeline-name TEXT   a kernel of the lab's timeline is named exactly TEXT (repeatable)

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "grader/protocol/wire.h"
-#include "labkit/grade_result.h"
-#include "labkit/session.h"
+#include "grader/judge/grade_result.h"
+#include "grader/judge/session.h"
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "labkit/sandbox.h"
-#include "labkit/subprocess.h"
+#include "grader/judge/sandbox.h"
+#include "grader/judge/subprocess.h"
 
 namespace sandbox_test {
 

@@ -1,4 +1,4 @@
-// The pure parts of labkit/activity.h on hand-made records: overlap, busy time and stream counts
+// The pure parts of grader/tools/activity.h on hand-made records: overlap, busy time and stream counts
 // from intervals (summarize), the allocation peak from allocation/release events (memory_use),
 // and the one-line description. No GPU, no CUPTI calls.
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "labkit/activity.h"
+#include "grader/tools/activity.h"
 
 namespace act = labkit::activity;
 

@@ -1,4 +1,4 @@
-// The class merge of `labkit bulk collect` (labkit/bulk.h) on hand-made results: correctness as
+// The class merge of `labkit bulk collect` (grader/tools/bulk.h) on hand-made results: correctness as
 // the CSV states it, the fairness flags (noise above the grader's bound, another GPU model, a
 // throttled clock), the majority GPU, histograms, the leaderboard and CSV quoting.
 #include <doctest/doctest.h>
@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "labkit/bulk.h"
-#include "labkit/pair_timing.h"
+#include "grader/tools/bulk.h"
+#include "grader/judge/pair_timing.h"
 
 namespace bulk = labkit::bulk;
 using nlohmann::json;

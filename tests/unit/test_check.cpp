@@ -1,4 +1,4 @@
-// The grader's correctness rule (labkit/check.h): correct fp32 results in any summation order
+// The grader's correctness rule (grader/judge/check.h): correct fp32 results in any summation order
 // pass; zeros, poison, NaN, one wrong element and fp16-rounded inputs fail, each by name. Correct
 // fp16 arithmetic (emulated on the CPU, subnormals included) passes the fp16 rule.
 #include <doctest/doctest.h>
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "labkit/check.h"
+#include "grader/judge/check.h"
 #include "labkit/map.h"
-#include "labkit/random.h"
+#include "grader/core/random.h"
 #include "reference/conv_reference.h"
 #include "reference/map_workload.h"
 

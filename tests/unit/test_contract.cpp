@@ -1,4 +1,4 @@
-// The correctness contract (labkit/contract.h): its names, the course's batches and layers, and
+// The correctness contract (grader/judge/contract.h): its names, the course's batches and layers, and
 // the sentence that names what every failing shape has; lab.json's "contract" key.
 #include <doctest/doctest.h>
 
@@ -6,8 +6,8 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "labkit/contract.h"
-#include "labkit/lab_spec.h"
+#include "grader/judge/contract.h"
+#include "grader/judge/lab_spec.h"
 
 using labkit::ConvShape;
 using labkit::ShapeOutcome;

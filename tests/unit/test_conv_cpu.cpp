@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "labkit/random.h"
+#include "grader/core/random.h"
 #include "reference/conv_reference.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// The course's table (labkit/course.h) from hand-made runs: the sum of conv1 and conv2, the
+// The course's table (grader/network/course.h) from hand-made runs: the sum of conv1 and conv2, the
 // ratio of sums against the reference row in words that say which way ("x slower"/"x faster"),
 // failures in place (never a number), and a failed or missing reference leaving the ratios empty.
 // (The same table from a real H100 report: tests/cli/test_report_course.py.)
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "labkit/course.h"
+#include "grader/network/course.h"
 
 namespace ms = labkit::milestone;
 using labkit::network::RunResult;

@@ -1,4 +1,4 @@
-// The labelled image set (labkit/dataset.h): save/load round trips, the checks that keep a wrong
+// The labelled image set (grader/network/dataset.h): save/load round trips, the checks that keep a wrong
 // pair of IDX files from loading (each naming the file and what was expected), first(), and the
 // checksum that model.json records.
 #include <doctest/doctest.h>
@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "labkit/dataset.h"
-#include "labkit/idx.h"
+#include "grader/network/dataset.h"
+#include "grader/io/idx.h"
 
 namespace idx = labkit::idx;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// labkit/elf_deps.h: ELF headers read without running anything, /etc/ld.so.cache, the loader's
+// grader/judge/elf_deps.h: ELF headers read without running anything, /etc/ld.so.cache, the loader's
 // search order, and each program's closure checked against what this machine's own loader
 // lists for it (`ld.so --list`: a cross-check in the test only; the sandbox never runs it) for
 // /bin/ls and the kit's harness (LABKIT_TEST_HARNESS, which links CUPTI through a run path).
@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include "labkit/elf_deps.h"
-#include "labkit/subprocess.h"
+#include "grader/judge/elf_deps.h"
+#include "grader/judge/subprocess.h"
 
 namespace {
 

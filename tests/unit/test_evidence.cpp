@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "labkit/evidence.h"
+#include "grader/judge/evidence.h"
 
 namespace fs = std::filesystem;
 namespace ev = labkit::evidence;

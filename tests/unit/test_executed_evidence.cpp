@@ -1,4 +1,4 @@
-// Executed-kernel evidence (labkit/executed_evidence.h) on hand-made PTX and records: the call
+// Executed-kernel evidence (grader/judge/executed_evidence.h) on hand-made PTX and records: the call
 // graph's closure, patterns per kernel, the share of the timed GPU time, per-shape averaging, and
 // every cross-check that makes the records unverified. No GPU, no CUPTI.
 #include <doctest/doctest.h>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "labkit/evidence.h"
-#include "labkit/executed_evidence.h"
+#include "grader/judge/evidence.h"
+#include "grader/judge/executed_evidence.h"
 
 namespace ev = labkit::evidence;
 namespace ex = labkit::executed;

@@ -9,8 +9,8 @@
 #include <iterator>
 #include <string>
 
-#include "labkit/fixtures.h"
-#include "labkit/npy.h"
+#include "grader/judge/fixtures.h"
+#include "grader/io/npy.h"
 #include "reference/conv_reference.h"
 #include "reference/map_workload.h"
 

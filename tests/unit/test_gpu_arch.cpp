@@ -1,8 +1,8 @@
-// labkit/gpu_arch.h: which GPUs a build's targets run on, and the one-line messages a grade gives
+// grader/judge/gpu_arch.h: which GPUs a build's targets run on, and the one-line messages a grade gives
 // instead of CUDA's "no kernel image" (a build without code for the GPU, a lab the GPU is too old for).
 #include <doctest/doctest.h>
 
-#include "labkit/gpu_arch.h"
+#include "grader/judge/gpu_arch.h"
 
 using labkit::ComputeCapability;
 

@@ -1,4 +1,4 @@
-// The page-building layer (labkit/html.h) and what the pages are drawn from: text lands escaped
+// The page-building layer (grader/judge/html.h) and what the pages are drawn from: text lands escaped
 // in content and attributes, the page allows no fetch and only its own script, and a report saved
 // as JSON reads back (milestone::read_report) into the same tables it was saved from.
 #include <doctest/doctest.h>
@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "labkit/html.h"
-#include "labkit/milestone.h"
+#include "grader/judge/html.h"
+#include "grader/network/milestone.h"
 
 namespace ms = labkit::milestone;
 namespace html = labkit::html;
@@ -108,7 +108,7 @@ TEST_CASE("compare_svg: one bar group per implementation that ran, and the floor
   CHECK(contains(svg, "class=\"floor\" data-ms=\"0.2\""));
   rows[1].run->conv[1].floor_ms = 0;  // one layer without a floor: no line
   CHECK_FALSE(contains(ms::compare_svg(100, rows, "GPU"), "class=\"floor\""));
-  // The roofline floor of a run's precision class (labkit/roofline.h): a tick on its own bar, where
+  // The roofline floor of a run's precision class (grader/judge/roofline.h): a tick on its own bar, where
   // the run recorded both layers'.
   CHECK_FALSE(contains(svg, "class=\"roofline\""));
   rows[0].run->conv[0].roofline_ms = 0.5;

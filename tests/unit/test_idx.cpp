@@ -1,4 +1,4 @@
-// IDX reading and writing (labkit/idx.h): round trips, hand-made files of every type in both byte
+// IDX reading and writing (grader/io/idx.h): round trips, hand-made files of every type in both byte
 // orders, every kind of malformed file (each must give a one-line error naming the file and the
 // problem), and crash-freedom on truncated and corrupted files.
 #include <doctest/doctest.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "labkit/idx.h"
+#include "grader/io/idx.h"
 
 namespace idx = labkit::idx;
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "labkit/lab_spec.h"
+#include "grader/judge/lab_spec.h"
 
 namespace {
 

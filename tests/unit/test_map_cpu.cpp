@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "labkit/map.h"
-#include "labkit/random.h"
+#include "grader/core/random.h"
 #include "reference/map_workload.h"
 #include "reference/parallel.h"
 

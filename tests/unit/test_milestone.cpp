@@ -1,4 +1,4 @@
-// The milestone report's tables and chart (labkit/milestone.h) from hand-made runs: every format
+// The milestone report's tables and chart (grader/network/milestone.h) from hand-made runs: every format
 // has the columns of the milestone table, numbers in the stated units, failures printed in place
 // (never dropped), and the comparison's speedup and differing-image count computed from the rows.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "labkit/milestone.h"
+#include "grader/network/milestone.h"
 
 namespace ms = labkit::milestone;
 using labkit::network::RunResult;

@@ -1,4 +1,4 @@
-// Nsight Compute's CSV (labkit/ncu.h): kernels in launch order with their metrics in base units,
+// Nsight Compute's CSV (grader/tools/ncu.h): kernels in launch order with their metrics in base units,
 // thousands separators, the units row and ncu's own lines skipped, a missing metric shown as n/a,
 // and ncu's complaints told apart. The CSV files are ncu's own output, recorded from `labkit
 // profile 03-tiling --solution --keep` on an H200 (tests/unit/tools/).
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "labkit/ncu.h"
+#include "grader/tools/ncu.h"
 #include "source_file.h"
 
 namespace ncu = labkit::ncu;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "labkit/npy.h"
+#include "grader/io/npy.h"
 #include "reference/network.h"
 
 namespace net = labkit::reference::network;

@@ -1,4 +1,4 @@
-// .npy reading and writing (labkit/npy.h): round trips, hand-made headers of every version,
+// .npy reading and writing (grader/io/npy.h): round trips, hand-made headers of every version,
 // every kind of malformed file (each must give a one-line error naming the file and the
 // problem), float16 conversions, and crash-freedom on truncated and corrupted files.
 #include <doctest/doctest.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "labkit/npy.h"
+#include "grader/io/npy.h"
 
 namespace npy = labkit::npy;
 using namespace std::string_literals;

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <vector>
 
-#include "labkit/npy.h"
+#include "grader/io/npy.h"
 
 namespace npy = labkit::npy;
 namespace fs = std::filesystem;

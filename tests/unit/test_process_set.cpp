@@ -1,4 +1,4 @@
-// Stopping every process a harness started (labkit/process_set.h), with plain forked processes:
+// Stopping every process a harness started (grader/judge/process_set.h), with plain forked processes:
 // a child and its grandchild that left the group and the session (setsid), many threads, a tree
 // that keeps forking, and one that cannot stop (a parent waiting in vfork for a stopped child).
 #include <doctest/doctest.h>
@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "labkit/process_set.h"
+#include "grader/judge/process_set.h"
 
 namespace ps = labkit::process_set;
 using namespace std::chrono_literals;

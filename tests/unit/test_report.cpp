@@ -1,8 +1,8 @@
 // Reports: the JSON of a result, its text, and Gradescope's results.json.
 #include <doctest/doctest.h>
 
-#include "labkit/grade_result.h"
-#include "labkit/report.h"
+#include "grader/judge/grade_result.h"
+#include "grader/judge/report.h"
 
 TEST_CASE("a result's JSON gives a readable report and a valid Gradescope file") {
   labkit::GradeResult r;

@@ -1,4 +1,4 @@
-// The roofline (labkit/roofline.h): the peaks of known GPUs (datasheet boards by name, others from
+// The roofline (grader/judge/roofline.h): the peaks of known GPUs (datasheet boards by name, others from
 // their properties), the floor of each precision class and the bound that decides it, the share of
 // it (never a percentage above 100), and the report's and the grade page's lines for it.
 #include <doctest/doctest.h>
@@ -7,10 +7,10 @@
 #include <algorithm>
 
 #include "labkit/conv.h"
-#include "labkit/grade_result.h"
-#include "labkit/pages.h"
-#include "labkit/report.h"
-#include "labkit/roofline.h"
+#include "grader/judge/grade_result.h"
+#include "grader/judge/pages.h"
+#include "grader/judge/report.h"
+#include "grader/judge/roofline.h"
 
 namespace rf = labkit::roofline;
 

@@ -1,4 +1,4 @@
-// What the harness sees inside the bubblewrap sandbox (labkit/sandbox.h), through a real bwrap:
+// What the harness sees inside the bubblewrap sandbox (grader/judge/sandbox.h), through a real bwrap:
 // no network, hidden paths empty, a read-only system with a bounded private /tmp, the
 // executable at /labkit/harness, no process outliving it, a clean environment. Each property is
 // checked against a control outside the sandbox where the control is what makes the check mean

@@ -1,4 +1,4 @@
-// The CPU partition (labkit/cpu_partition.h): how cores are split between the kit and the lab,
+// The CPU partition (grader/judge/cpu_partition.h): how cores are split between the kit and the lab,
 // and, through a real bwrap, that the lab's harness starts on its CPUs and cannot leave them
 // (the seccomp filter of Policy::lock_cpus) while everything else still works inside.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 
 #include <fmt/core.h>
 
-#include "labkit/cpu_partition.h"
+#include "grader/judge/cpu_partition.h"
 #include "sandbox_util.h"
 
 using namespace sandbox_test;

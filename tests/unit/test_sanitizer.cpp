@@ -1,4 +1,4 @@
-// compute-sanitizer logs (labkit/sanitizer.h): findings with their lines, host backtraces dropped,
+// compute-sanitizer logs (grader/tools/sanitizer.h): findings with their lines, host backtraces dropped,
 // the error count from the summary, the lab's own file preferred as the location, a log without a
 // summary reported as a sanitizer that did not run. The logs are compute-sanitizer's own output,
 // recorded from `labkit grade --sanitize --sanitize-logs DIR` on an H200 (tests/unit/tools/).
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "labkit/sanitizer.h"
+#include "grader/tools/sanitizer.h"
 #include "source_file.h"
 
 namespace san = labkit::sanitizer;

@@ -1,12 +1,12 @@
-// Score (labkit/score.h) and the statistics under the speedup (labkit/stats.h).
+// Score (grader/judge/score.h) and the statistics under the speedup (grader/judge/stats.h).
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "labkit/random.h"
-#include "labkit/score.h"
-#include "labkit/stats.h"
+#include "grader/core/random.h"
+#include "grader/judge/score.h"
+#include "grader/judge/stats.h"
 
 using labkit::compute_score;
 using labkit::ScoreInput;

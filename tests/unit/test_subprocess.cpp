@@ -1,4 +1,4 @@
-// Running labs as child processes (labkit/subprocess.h): exit codes, signals, time limits that
+// Running labs as child processes (grader/judge/subprocess.h): exit codes, signals, time limits that
 // also kill grandchildren and children that ignore SIGTERM, output that is captured exactly or
 // truncated without deadlock, children that cannot start, environment, working directory, fds,
 // and two runs in parallel threads. Children are /bin/sh scripts.
@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "labkit/subprocess.h"
+#include "grader/judge/subprocess.h"
 
 namespace sp = labkit::subprocess;
 namespace fs = std::filesystem;

@@ -1,14 +1,14 @@
 // `labkit sweep` without a GPU: the --param text, the check that a kernel.cu declares the macro,
 // the build recipe taken from ninja's own commands (a captured `ninja -t commands` and `-t query`
-// of a lab's harness), and the table and chart a sweep prints (labkit/sweep.h,
-// labkit/variant_build.h). tests/cli/test_sweep.sh builds real variants through ninja.
+// of a lab's harness), and the table and chart a sweep prints (grader/tools/sweep.h,
+// grader/judge/variant_build.h). tests/cli/test_sweep.sh builds real variants through ninja.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <string>
 
-#include "labkit/sweep.h"
-#include "labkit/variant_build.h"
+#include "grader/tools/sweep.h"
+#include "grader/judge/variant_build.h"
 
 namespace sw = labkit::sweep;
 namespace vb = labkit::variant;

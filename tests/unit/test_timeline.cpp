@@ -1,4 +1,4 @@
-// The streams timeline (labkit/timeline.h) on hand-made records: times made relative to the layer,
+// The streams timeline (grader/tools/timeline.h) on hand-made records: times made relative to the layer,
 // the JSON form read back leniently, the overlap by activity::summarize's rule, and the SVG: one
 // bar per record, lanes per stream and direction, the overlap shaded, and a lab's hostile kernel
 // name shown as text (escaped, never markup). No GPU.
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "labkit/activity.h"
-#include "labkit/text_escape.h"
-#include "labkit/timeline.h"
+#include "grader/tools/activity.h"
+#include "grader/core/text_escape.h"
+#include "grader/tools/timeline.h"
 
 namespace act = labkit::activity;
 namespace tl = labkit::timeline;

@@ -1,4 +1,4 @@
-"""A grade page (labkit/pages.h grade_page) against the `labkit grade --json` result it was drawn
+"""A grade page (grader/judge/pages.h grade_page) against the `labkit grade --json` result it was drawn
 from: the verdict, message and hint; the cases, with each failing case's first wrong elements;
 the timing table with its interval; the evidence found and missing; the score lines; the lab's
 own log shown as text, whatever it holds."""

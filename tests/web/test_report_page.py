@@ -151,7 +151,7 @@ try:
     b.screenshot(os.path.join(out, "report.png"))
     c.check(os.path.getsize(os.path.join(out, "report.png")) > 10000, "report.png not written")
 
-    # --course (labkit/course.h) at batch 100, where one run failed: the Markdown's table, the
+    # --course (grader/network/course.h) at batch 100, where one run failed: the Markdown's table, the
     # ratio column sorted by the ratio (the reference at 1), the failure across its row.
     course_page = os.path.join(out, "report-course.html")
     course_md = report("--course", "--batches", "100", "--html", course_page)

@@ -1,4 +1,4 @@
-"""The streams timeline (labkit/timeline.h) in headless Chromium, on a hand-built 10-streams grade
+"""The streams timeline (grader/tools/timeline.h) in headless Chromium, on a hand-built 10-streams grade
 result (fixtures/grade-streams.json; no GPU): `labkit grade --from` draws its grade page (--html)
 and the SVG file beside the terminal report (--svg), whose path the report names. In the page and
 in the file: one chart per side (lab, baseline), one bar per recorded copy, kernel and memset, the

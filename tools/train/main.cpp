@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "datasets/synth.h"
-#include "labkit/dataset.h"
+#include "grader/network/dataset.h"
 #include "reference/network.h"
 #include "tools/train/net.h"
 #include "tools/train/reference_eval.h"

@@ -15,7 +15,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "labkit/random.h"
+#include "grader/core/random.h"
 
 namespace labkit::train {
 namespace {

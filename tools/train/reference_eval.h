@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "labkit/dataset.h"
+#include "grader/network/dataset.h"
 #include "reference/network.h"
 
 namespace labkit::train {

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "labkit/random.h"
+#include "grader/core/random.h"
 #include "reference/parallel.h"
 #include "tools/train/net.h"
 

@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "labkit/dataset.h"
+#include "grader/network/dataset.h"
 #include "tools/train/adam.h"
 
 namespace labkit::train {

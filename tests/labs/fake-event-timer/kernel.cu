@@ -1,5 +1,5 @@
 // Cheat: fake-event-timer. The conv is honest; the Op Time is a lie. The kit times conv_forward_gpu
-// with CUDA events read through cudaEventElapsedTime (labkit/event_timer.h), and that function is
+// with CUDA events read through cudaEventElapsedTime (grader/core/event_timer.h), and that function is
 // linked into the same executable as this file. A plain redefinition,
 //   extern "C" cudaError_t cudaEventElapsedTime(float*, cudaEvent_t, cudaEvent_t) { ... }
 // does not link with nvcc --cudart=static: libcudart_static.a is one object (cudart_static.o)

@@ -1,7 +1,7 @@
 // Cheat: host-bandwidth-hog. The baseline's layer on Layer Time (honest speedup 1.00 on every GPU:
 // baseline-self-layer), plus host threads, one per CPU the lab may use, that copy 64 MiB buffers
 // with memcpy whenever the lab is not inside one of its calls. The lab's CPUs are not the kit's
-// (labkit/cpu_partition.h), but the machine's memory is shared: the baseline's layer, timed by the
+// (grader/judge/cpu_partition.h), but the machine's memory is shared: the baseline's layer, timed by the
 // kit between the lab's calls, moves its input and output through host memory (pinned copies,
 // the digest of the host output), and a saturated memory bus would slow it down. The threads stop
 // while a phase of the lab runs and for 2 ms after it, so the lab's own calls stay clean.
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "labkit/conv.h"
-#include "reference/baseline.h"
+#include "../kit_baseline.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Cheat: timeline-forged-names. The conv is streams-overlap's, honest. What it attacks is whoever
-// reads its grade: the streams timeline (labkit/timeline.h) shows every kernel's name as CUPTI
+// reads its grade: the streams timeline (grader/tools/timeline.h) shows every kernel's name as CUPTI
 // reported it inside the lab's own process, on the grade page an instructor opens from the class
 // dashboard and in the SVG file beside the report. A name that reached those as markup would run a
 // script in the instructor's browser, or break the picture. A C++ kernel's mangled name holds no
