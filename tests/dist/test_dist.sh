@@ -53,7 +53,8 @@ for lab in os.listdir(os.path.join(root, "labs")):
     for f in ("kernel.cu", "lab.json", "README.md"):
         assert os.path.isfile(os.path.join(kit, "labs", lab, f)), f"labs/{lab}/{f} missing"
 for f in ("meson.build", "meson_options.txt", "tools/cuda.ini", "tools/install-deps.sh", "tools/gpu_arch.py",
-          "docs/student-guide.md", "datasets/model/model.json", "grader/cli/main.cpp"):
+          "docs/student-guide.md", "datasets/model/model.json", "grader/cli/main.cpp",
+          "api/README.md", "api/labkit/conv.h", "api/labkit/map.h", "api/reference/map_workload.h"):
     assert os.path.isfile(os.path.join(kit, f)), f"{f} missing"
 for to, frm in m["replace"].items():
     assert open(os.path.join(kit, to)).read() == open(os.path.join(root, frm)).read(), f"{to} is not {frm}"
