@@ -4,8 +4,8 @@
   solution_lines.py KIT_ROOT EXPORT_DIR
 A solution-only line is a line of solutions/<lab>/kernel.cu (or a header beside it),
 whitespace-trimmed, of at least 24 characters, not a comment or #include, that appears in no
-skeleton (labs/*/kernel.cu: students get them all) and nowhere in reference/ or grader/ (the public
-baseline, reference and kit code). Every text file of the export is searched for every such line;
+skeleton (labs/*/kernel.cu: students get them all) and nowhere in api/, reference/ or grader/ (the
+lab API, the public baseline, reference and kit code). Every text file of the export is searched for every such line;
 each hit is printed as file:line and fails the check. The labs are staged, so a later lab's
 skeleton carries earlier labs' techniques (08's skeleton gives lab 01's unrolled loop): those lines
 are counted and printed as a note.
@@ -29,7 +29,7 @@ def solution_only(root):
     public = set()
     # The kit's own code ships with every export: a line it holds (a CUDA call any kernel makes)
     # gives nothing away.
-    for top in ("reference", "grader"):
+    for top in ("api", "reference", "grader"):
         for d, _, files in os.walk(os.path.join(root, top)):
             for name in files:
                 public.update(norm_lines(os.path.join(d, name)))
