@@ -71,6 +71,14 @@ if ! meson compile -C "$build" >"$logs/build.log" 2>&1; then
   grep -E "error|FAILED" "$logs/build.log" | head -40; echo "gpu-test: build failed"; exit 1
 fi
 
+# labtests: the names of the suite test-labs, sorted: what --gpus and --slice deal out.
+list_test_labs() {
+  # "labkit:gpu+test-labs / NAME" (meson 1.0) or "gpu+test-labs - labkit:NAME" (meson 1.12)
+  mapfile -t labtests < <(meson test -C "$build" --no-rebuild --list --suite test-labs 2>/dev/null |
+                          sed -E 's#^.* / ##; s#^.* - [^:]+:##' | sort)
+  ((${#labtests[@]})) || { echo "gpu-test: meson test --list found no test-labs tests"; exit 1; }
+}
+
 # The tests of this run: all but the labs suite (the skeletons, graded 0), or one part of them
 # (test-labs: the grader against tests/labs, tests/meson.build).
 selection=(--no-suite labs)
@@ -78,10 +86,7 @@ if [[ $part == shards ]]; then
   # One meson run a GPU in one build dir, each with its own log base (meson-logs/testlog-shardK.json).
   ncpu=$(nproc)
   per=$((ncpu / shards))
-  # "labkit:gpu+test-labs / NAME" (meson 1.0) or "gpu+test-labs - labkit:NAME" (meson 1.12)
-  mapfile -t labtests < <(meson test -C "$build" --no-rebuild --list --suite test-labs 2>/dev/null |
-                          sed -E 's#^.* / ##; s#^.* - [^:]+:##' | sort)
-  ((${#labtests[@]})) || { echo "gpu-test: meson test --list found no test-labs tests"; exit 1; }
+  list_test_labs
   first_lab_shard=$((labs_only ? 0 : 1))
   pids=()
   for ((k = 0; k < shards; k++)); do
@@ -104,9 +109,7 @@ if [[ $part == shards ]]; then
 else
   ((part == 1)) && selection+=(--no-suite test-labs)
   if ((part == 2)) && [[ -n $slice ]]; then
-    mapfile -t labtests < <(meson test -C "$build" --no-rebuild --list --suite test-labs 2>/dev/null |
-                            sed -E 's#^.* / ##; s#^.* - [^:]+:##' | sort)
-    ((${#labtests[@]})) || { echo "gpu-test: meson test --list found no test-labs tests"; exit 1; }
+    list_test_labs
     selection=()
     for ((i = slice_k - 1; i < ${#labtests[@]}; i += slice_n)); do selection+=("${labtests[i]}"); done
   elif ((part == 2)); then

