@@ -13,8 +13,9 @@ namespace labkit::harness {
 // The names CUPTI gives the harness's own kernels (extern "C", so unmangled). They run on the legacy
 // stream and are synchronized before a timed window opens (the refill) or start after it closes
 // (the digest), yet CUPTI's GPU timestamps, converted to the host's clock, can put a record's edge
-// a little inside the window (seen once in 24 calls of the 12 solution on an H200): the window
-// leaves out a kit kernel that reaches past its edge (timed_window.cpp).
+// a little inside the window (seen once, in one of the ~100 timed calls of one grade of the 12
+// solution on an H200): the window leaves out a kit kernel that reaches past its edge
+// (timed_window.cpp).
 inline constexpr std::array<std::string_view, 3> kKitKernels{"labkit_harness_fill", "labkit_harness_digest",
                                                              "labkit_harness_digest_half"};
 bool is_kit_kernel(std::string_view name);
