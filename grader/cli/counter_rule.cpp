@@ -63,7 +63,8 @@ CounterReading read_counter(const CounterEvidence& ce, const std::vector<ncu::Ke
   if (r.ok || r.forged) return r;
   if (above) {
     r.failure = fmt::format("{} executed is {} of {} in the profiled calls (at most {} allowed)", ce.name,
-                            fine_percent(r.fraction), over_macs ? "the conv's multiply-adds" : of, fine_percent(*ce.max_fraction));
+                            fine_percent(r.fraction), over_macs ? "the conv's multiply-adds" : of,
+                            fine_percent(*ce.max_fraction));
     r.why = "The kernels that ran still do what this lab's technique removes.";
   } else if (over_macs) {
     r.failure = fmt::format("{} executed covers {} of the conv's multiply-adds in the profiled calls (at least {} "

@@ -1,6 +1,6 @@
 // 14-shared-layout — your kernel. Read README.md in this folder first.
 //
-// A shared-memory tiled conv with a register row window, complete but for two things:
+// A shared-memory tiled conv with a register row window, complete but for its store:
 //   * a block computes a 16-row x 8-column patch of image b's output planes for MB = 4 * MG maps
 //     (MG = 1, 2 or 4 from M). It stages the maps' weights in w_s and the input patch, halo
 //     included (16 + K - 1 rows x 8 + K - 1 columns per channel), in `tile`, then one barrier;
@@ -40,9 +40,9 @@ constexpr int kMaxSharedBytes = 48 * 1024;  // what any block may use without an
 
 // Where cell (c, r, col) of the input patch lives in the tile. Every access to the tile goes through
 // at(): the fill and the window reads; make() sizes it (C planes of `plane` floats).
-// TODO(student): a layout without bank conflicts for the window reads. Lanes 0-7 of a warp read
-// column j of 8 consecutive rows at once: their banks are (r * pitch + j) mod 32, and with a pitch
-// that is a multiple of 32 they are all the same bank. Pad the pitch (README: which pitches work)
+// TODO(student): a layout without bank conflicts for the window reads. A warp reads column j of 8
+// consecutive rows at once (lane l: row l % 8): their banks are (r * pitch + j) mod 32, and with a
+// pitch that is a multiple of 32 they are all the same bank. Pad the pitch (README: which pitches work)
 // or swizzle the column in at() (then keep every column inside its row, and make() large enough).
 struct TileLayout {
   int pitch;  // floats from row r to row r + 1 of one channel

@@ -1,8 +1,8 @@
 // 14-shared-layout — instructor solution.
 //
-// The kernel is the skeleton's, line for line; only the tile's layout changed. The skeleton's
-// start pads every tile row to a multiple of 32 floats (a 128-byte-aligned row), which puts the
-// 8 rows a warp reads at once into one bank. This layout keeps the row pitch odd instead.
+// The kernel is the skeleton's with its store written; only the tile's layout changed. The
+// skeleton's start pads every tile row to a multiple of 32 floats (a 128-byte-aligned row), which
+// puts the 8 rows a warp reads at once into one bank. This layout keeps the row pitch odd instead.
 //
 // The bank math (32 banks of 4-byte words; a float's bank is its word offset mod 32):
 //   * A warp is 8 tile rows x 4 map groups: lane l computes output row 8w + l % 8 (w = the warp
@@ -21,10 +21,10 @@
 //     4-way).
 //   * It also shrinks the tile: conv2's 4 x 22 x 15 floats (5,280 bytes) against 4 x 22 x 32
 //     (11,264), so more blocks fit an SM.
-//   * The weights (w_s) are read by the 4 map groups at 4 different words of one 16-float run per
-//     (c, p, q): 4 banks, one wavefront, in both layouts.
-// The fill's stores are not graded (the counters read shared loads), and with pitch 15 they cost at
-// most a 2-way conflict where a warp's 32 consecutive cells wrap into the next rows.
+//   * The weights (w_s) of one (c, p, q) are one run of MB <= 16 floats; the 4 map groups read MG
+//     of them each (a float4 when MG = 4): different banks, no conflict, in both layouts.
+// The fill's stores are not graded (the counters read shared loads); with pitch 15 a warp's 32
+// consecutive cells span about 34 words, so they cost at most a 2-way conflict on a few banks.
 #include <stdexcept>
 #include <string>
 

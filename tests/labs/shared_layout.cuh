@@ -98,7 +98,8 @@ void launch(float* output, const float* input, const float* mask, const labkit::
   const Layout layout = Layout::make(kPatchRows + K - 1, RP + K - 1);
   const std::size_t bytes = (std::size_t(s.C) * K * K * MB + std::size_t(s.C) * layout.plane) * sizeof(float);
   if (bytes > kMaxSharedBytes) {
-    throw std::invalid_argument("test lab (shared_layout.cuh): " + labkit::to_string(s) + " needs " + std::to_string(bytes) +
+    throw std::invalid_argument("test lab (shared_layout.cuh): " + labkit::to_string(s) + " needs " +
+                                std::to_string(bytes) +
                                 " bytes of shared memory per block (C = " + std::to_string(s.C) +
                                 " channels of the tile and of " + std::to_string(MB) +
                                 " maps' weights); the limit is " + std::to_string(kMaxSharedBytes));
@@ -106,7 +107,8 @@ void launch(float* output, const float* input, const float* mask, const labkit::
   const int tiles_w = (s.W_out() + RP - 1) / RP;
   const int tiles_h = (s.H_out() + kPatchRows - 1) / kPatchRows;
   const dim3 grid(tiles_w * tiles_h, (s.M + MB - 1) / MB, s.B);
-  conv_layout_kernel<Layout, K, MG><<<grid, kThreads, bytes>>>(output, input, mask, s.M, s.C, s.H, s.W, tiles_w, layout);
+  conv_layout_kernel<Layout, K, MG><<<grid, kThreads, bytes>>>(output, input, mask, s.M, s.C, s.H, s.W, tiles_w,
+                                                                layout);
   LABKIT_CUDA_CHECK_LAUNCH();
 }
 
@@ -131,7 +133,8 @@ void forward(float* output, const float* input, const float* mask, const labkit:
     case 3: launch_k<Layout, 3>(output, input, mask, s); break;
     case 5: launch_k<Layout, 5>(output, input, mask, s); break;
     case 7: launch_k<Layout, 7>(output, input, mask, s); break;
-    default: throw std::invalid_argument("test lab (shared_layout.cuh): " + labkit::to_string(s) + ": K must be 1, 3, 5 or 7");
+    default:
+      throw std::invalid_argument("test lab (shared_layout.cuh): " + labkit::to_string(s) + ": K must be 1, 3, 5 or 7");
   }
 }
 
