@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "labkit/lab_spec.h"
-#include "labkit/ncu.h"
+#include "grader/judge/lab_spec.h"
+#include "grader/tools/ncu.h"
 
 namespace labkit::cli {
 
