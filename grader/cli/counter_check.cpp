@@ -3,7 +3,8 @@
 // What a lab could do against it, and what holds:
 //   1. Write a forged CSV into ncu's log (fd 7 is inherited, and /proc/<ncu>/fd/7 opens it): ncu
 //      writes its own rows when its target has ended, so only the last header block of the log is
-//      read, and a count above kMaxFraction of the conv's multiply-adds is protocol-error. A lab
+//      read, and a count above kMaxCounterFraction of its base (the conv's multiply-adds, or the
+//      metrics it is compared with; counter_rule.h) is protocol-error. A lab
 //      that leaves a process behind to append a forged block after ncu's own is a deliberate
 //      attack on the grader, in kernel.cu for anyone to read (as memory_check.cpp's 9): not closed.
 //   2. Make ncu fail (kill it, exhaust /tmp): the check is then "not available" and the grade's
@@ -12,6 +13,8 @@
 //      same as a lab that cheats only when not under compute-sanitizer (memory_check.cpp, 8): not
 //      closed; the CUPTI evidence of the timed calls still holds in the graded run.
 #include "counter_check.h"
+
+#include "counter_rule.h"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -35,7 +38,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kLogFd = 7;                              // as the memory check's (grader/tools/sanitizer.h)
 constexpr std::size_t kMaxLogBytes = std::size_t(8) << 20;
-constexpr double kMaxFraction = 64;
 
 // The Nsight Compute folder the sandbox must show: its root above target/<platform>/ncu.
 fs::path ncu_root(const fs::path& binary) {
@@ -101,7 +103,9 @@ void counter_check(const LabEntry& lab, json& r, const CounterCheckOptions& o) {
 
   std::string metrics = "gpu__time_duration.sum";
   for (const CounterEvidence& c : spec.counters)
-    for (const std::string& m : c.metrics) metrics += "," + m;
+    for (const std::vector<std::string>* list : {&c.metrics, &c.over})
+      for (const std::string& m : *list)
+        if (("," + metrics + ",").find("," + m + ",") == std::string::npos) metrics += "," + m;
   LogPipe pipe(kMaxLogBytes);
   SessionEnd end;  // ncu writes its rows after its target ended: under_tool waits for it
   const judge::Options so = under_tool(
@@ -149,27 +153,21 @@ void counter_check(const LabEntry& lab, json& r, const CounterCheckOptions& o) {
   if (macs <= 0) return not_available(r, "the run's cases have no multiply-adds to compare with", took);
 
   json results = json::array();
-  std::string failed, summary;
+  std::string failed, why, summary;
   for (const CounterEvidence& ce : spec.counters) {
-    double count = 0;
-    bool known = false;
-    for (const ncu::Kernel& k : kernels)
-      for (const std::string& m : ce.metrics)
-        if (const auto it = k.values.find(m); it != k.values.end()) count += it->second, known = true;
-    if (!known)
-      return not_available(r, fmt::format("this GPU's Nsight Compute reported none of {}", fmt::join(ce.metrics, ", ")), took);
-    const double fraction = count * ce.per_count / macs;
-    if (fraction > kMaxFraction) {
-      return forged(r, fmt::format("The counter check: {} counted {:.0f}x the conv's multiply-adds, more than any "
-                                   "conv executes: the counts were not Nsight Compute's. No credit.", ce.name, fraction));
+    const CounterReading c = read_counter(ce, kernels, macs);
+    if (!c.known) return not_available(r, fmt::format("this GPU's Nsight Compute reported none of {}", c.missing), took);
+    if (c.forged) {
+      return forged(r, fmt::format("The counter check: {} counted {:.0f} against a base of {:.0f}, more than any conv "
+                                   "executes: the counts were not Nsight Compute's. No credit.", ce.name, c.count, c.base));
     }
-    const bool ok = fraction >= ce.min_fraction;
-    results.push_back({{"name", ce.name}, {"metrics", ce.metrics}, {"count", count}, {"fraction", fraction},
-                       {"min_fraction", ce.min_fraction}, {"ok", ok}});
-    summary += fmt::format("{}{} covers {:.0f}% of the multiply-adds", summary.empty() ? "" : "; ", ce.name, 100 * fraction);
-    if (!ok && failed.empty())
-      failed = fmt::format("{} executed covers {:.1f}% of the conv's multiply-adds in the profiled calls (at least "
-                           "{:.0f}% expected)", ce.name, 100 * fraction, 100 * ce.min_fraction);
+    json one = {{"name", ce.name}, {"metrics", ce.metrics}, {"count", c.count}, {"fraction", c.fraction},
+                {"min_fraction", ce.min_fraction}, {"ok", c.ok}};
+    if (!ce.over.empty()) one["over"] = ce.over, one["base"] = c.base;
+    if (ce.max_fraction) one["max_fraction"] = *ce.max_fraction;
+    results.push_back(std::move(one));
+    summary += (summary.empty() ? "" : "; ") + c.summary;
+    if (!c.ok && failed.empty()) failed = c.failure, why = c.why;
   }
   r["counters"] = {{"check", "executed counters"}, {"available", true}, {"seconds", took}, {"macs", macs},
                    {"kernels", kernels.size()}, {"results", results}};
@@ -181,9 +179,7 @@ void counter_check(const LabEntry& lab, json& r, const CounterCheckOptions& o) {
   }
   r["verdict"] = verdict::kMissingEvidence;
   r["exit_code"] = verdict::exit_code(verdict::kMissingEvidence);
-  r["message"] = fmt::format("Executed counters (Nsight Compute): {}. The technique's instructions are in the code, but "
-                             "they do not do the conv's work (a branch never taken, a token call).",
-                             failed);
+  r["message"] = fmt::format("Executed counters (Nsight Compute): {}. {}", failed, why);
   r["hint"] = spec.hint_evidence.empty() ? "Do the conv's multiply-adds with the lab's technique, in the kernels that run."
                                          : spec.hint_evidence;
   zero_performance(r, "no credit beyond correctness: the executed counters do not show the technique");

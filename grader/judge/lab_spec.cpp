@@ -244,25 +244,39 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
   if (root.contains("counters")) {
     if (s.kind != LabKind::conv) r.fail("\"counters\" is only allowed when \"kind\" is \"conv\"");
     const json& c = root.at("counters");
-    if (!c.is_array()) r.fail("\"counters\" must be an array of {name, metrics, per_count, min_fraction}");
+    constexpr const char* kKeys = "name, metrics, per_count, min_fraction, max_fraction, over";
+    if (!c.is_array()) r.fail(fmt::format("\"counters\" must be an array of {{{}}}", kKeys));
     for (std::size_t i = 0; i < c.size(); ++i) {
       const Reader one{file, c[i]};
-      if (!c[i].is_object()) r.fail(fmt::format("counters[{}] must be an object {{name, metrics, per_count, min_fraction}}", i));
+      if (!c[i].is_object()) r.fail(fmt::format("counters[{}] must be an object {{{}}}", i, kKeys));
       for (const auto& [key, value] : c[i].items())
-        if (key != "name" && key != "metrics" && key != "per_count" && key != "min_fraction")
-          r.fail(fmt::format("counters[{}]: unknown key \"{}\" (expected name, metrics, per_count, min_fraction)", i, key));
+        if (key != "name" && key != "metrics" && key != "per_count" && key != "min_fraction" && key != "max_fraction" &&
+            key != "over")
+          r.fail(fmt::format("counters[{}]: unknown key \"{}\" (expected {})", i, key, kKeys));
       CounterEvidence e;
       e.name = one.string("name");
-      const json& m = c[i].value("metrics", json());
-      if (!m.is_array() || m.empty()) r.fail(fmt::format("counters[{}].metrics must be a non-empty array of metric names", i));
-      for (const json& name : m) {
-        if (!name.is_string() || name.get<std::string>().empty() ||
-            name.get<std::string>().find_first_of(", \t\n") != std::string::npos)
-          r.fail(fmt::format("counters[{}].metrics: {} is not one Nsight Compute metric name", i, name.dump()));
-        e.metrics.push_back(name.get<std::string>());
-      }
+      // Metric names go into ncu's --metrics list, comma-separated: one name each, nothing else.
+      const auto metric_list = [&](const char* key, std::vector<std::string>& into) {
+        const json& m = c[i].value(key, json());
+        if (!m.is_array() || m.empty()) r.fail(fmt::format("counters[{}].{} must be a non-empty array of metric names", i, key));
+        for (const json& name : m) {
+          if (!name.is_string() || name.get<std::string>().empty() ||
+              name.get<std::string>().find_first_of(", \t\n") != std::string::npos)
+            r.fail(fmt::format("counters[{}].{}: {} is not one Nsight Compute metric name", i, key, name.dump()));
+          into.push_back(name.get<std::string>());
+        }
+      };
+      metric_list("metrics", e.metrics);
+      if (c[i].contains("over")) metric_list("over", e.over);
       if (c[i].contains("per_count")) e.per_count = one.number("per_count", 1e-6, 1e6, "multiply-adds per count, above 0");
+      if (c[i].contains("max_fraction")) {
+        e.max_fraction = one.number("max_fraction", 0, 10, "a fraction from 0 to 10");
+        e.min_fraction = 0;  // a ceiling alone: no floor unless one is given
+      }
       if (c[i].contains("min_fraction")) e.min_fraction = one.number("min_fraction", 0, 10, "a fraction from 0 to 10");
+      if (e.max_fraction && e.min_fraction > *e.max_fraction)
+        r.fail(fmt::format("counters[{}]: min_fraction {} is above max_fraction {}: no count could pass", i, e.min_fraction,
+                           *e.max_fraction));
       s.counters.push_back(std::move(e));
     }
   }

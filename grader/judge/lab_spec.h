@@ -47,7 +47,11 @@
 //                          counters can be read (grader/cli/counter_check.h): an array of {"name",
 //                          "metrics": [Nsight Compute metrics, summed], "per_count": multiply-adds
 //                          one count stands for (default 1), "min_fraction": the share of the
-//                          profiled calls' multiply-adds they must cover (default 0.5)}
+//                          profiled calls' multiply-adds they must cover (default 0.5, or 0 when
+//                          "max_fraction" is given), "max_fraction": the share they may not
+//                          exceed (optional), "over": [metrics, summed]: compare with their sum
+//                          instead of the multiply-adds (a ratio of two counts, e.g. bank
+//                          conflicts over shared-load wavefronts)}
 //       contract           optional, conv labs: "general" (default) or "course": the shapes whose
 //                          correctness counts (grader/judge/contract.h); `labkit grade --contract` overrides it
 //       requires_gpu       optional: {"compute_capability": "8.0", "features": "cp.async"}: the lab
@@ -117,10 +121,12 @@ struct ChosenTarget {
 
 // Executed-instruction evidence (the counter check of labkit grade, grader/cli/counter_check.h).
 struct CounterEvidence {
-  std::string name;                  // "tf32 tensor-core math", for the report
-  std::vector<std::string> metrics;  // Nsight Compute metrics, summed over the run's kernels
-  double per_count = 1;              // multiply-adds one count stands for
-  double min_fraction = 0.5;         // of the multiply-adds of the profiled calls
+  std::string name;                   // "tf32 tensor-core math", for the report
+  std::vector<std::string> metrics;   // Nsight Compute metrics, summed over the run's kernels
+  double per_count = 1;               // multiply-adds one count stands for
+  double min_fraction = 0.5;          // of the multiply-adds of the profiled calls (or of `over`)
+  std::optional<double> max_fraction;  // the most the count may reach, as min_fraction reads it
+  std::vector<std::string> over;      // the denominator's metrics (summed); empty: the multiply-adds
 };
 
 struct LabSpec {

@@ -154,6 +154,30 @@ TEST_CASE("counters: none unless lab.json names them; each a name, metric names,
   CHECK(error_of(with(R"({"name": "x"})")).find("\"counters\" must be an array") != std::string::npos);
 }
 
+TEST_CASE("counters: a ceiling (max_fraction) over the sum of other metrics (over)") {
+  const auto with = [](const std::string& v) { return replace(kGood, "\"timed\": \"op\",", "\"timed\": \"op\", \"counters\": " + v + ","); };
+  const labkit::LabSpec s = labkit::load_lab_spec(write(with(
+      R"([{"name": "conflicts", "metrics": ["l1tex__c.sum"], "over": ["l1tex__w.sum", "l1tex__v.sum"], "max_fraction": 0.1}])")));
+  REQUIRE(s.counters.size() == 1);
+  CHECK(s.counters[0].over == std::vector<std::string>{"l1tex__w.sum", "l1tex__v.sum"});
+  REQUIRE(s.counters[0].max_fraction.has_value());
+  CHECK(*s.counters[0].max_fraction == 0.1);
+  CHECK(s.counters[0].min_fraction == 0);  // a ceiling alone has no floor
+  const labkit::LabSpec band = labkit::load_lab_spec(write(with(
+      R"([{"name": "x", "metrics": ["a"], "min_fraction": 0.02, "max_fraction": 0.5}])")));
+  CHECK(band.counters[0].min_fraction == 0.02);
+  CHECK(band.counters[0].over.empty());
+  CHECK_FALSE(labkit::load_lab_spec(write(with(R"([{"name": "x", "metrics": ["a"]}])"))).counters[0].max_fraction);
+  CHECK(error_of(with(R"([{"name": "x", "metrics": ["a"], "over": []}])")).find("counters[0].over must be a non-empty array") !=
+        std::string::npos);
+  CHECK(error_of(with(R"([{"name": "x", "metrics": ["a"], "over": ["b c"]}])")).find("counters[0].over: \"b c\" is not one") !=
+        std::string::npos);
+  CHECK(error_of(with(R"([{"name": "x", "metrics": ["a"], "max_fraction": -1}])")).find("\"max_fraction\" must be a fraction") !=
+        std::string::npos);
+  CHECK(error_of(with(R"([{"name": "x", "metrics": ["a"], "min_fraction": 0.5, "max_fraction": 0.1}])"))
+            .find("min_fraction 0.5 is above max_fraction 0.1") != std::string::npos);
+}
+
 TEST_CASE("targets_by_gpu: the target of the GPU model grading, else the default, and why") {
   const auto spec = labkit::load_lab_spec(write(replace(kGood, R"("target_speedup": 1.8,)",
       R"("target_speedup": 1.8, "targets_by_gpu": {
