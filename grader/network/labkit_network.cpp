@@ -176,6 +176,12 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     fmt::print("{}\n", nlohmann::json{{"error", e.what()}, {"exit_code", labkit::exit_code::kNoDevice}}.dump());
     return labkit::exit_code::kNoDevice;
   } catch (const std::exception& e) {
+    // Without a device that is the answer, whatever failed first (no bubblewrap on a CPU machine:
+    // the baseline's row runs here too, and `labkit report` skips on 77).
+    if (has_device.valid() && !has_device.get()) {
+      fmt::print("{}\n", nlohmann::json{{"error", no_device}, {"exit_code", labkit::exit_code::kNoDevice}}.dump());
+      return labkit::exit_code::kNoDevice;
+    }
     fmt::print("{}\n", nlohmann::json{{"error", e.what()}, {"exit_code", labkit::exit_code::kFail}}.dump());
     return labkit::exit_code::kFail;
   }
