@@ -118,6 +118,12 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     // judge/network_case.h asks for pinned arrays): the harness makes their pages while its CUDA
     // starts and registers them before its hello. A batch the network will refuse reserves nothing.
     const bool network_batch = batch >= 1 && batch <= 100000;
+    // No CUPTI tracer in the harness: grading records every kernel so that a lab cannot tell its
+    // timed calls from the others (server.h, window_open), but this program asks for no records
+    // (its requests name no "executed_out") and judges no evidence, so the tracer's start-up and
+    // its cost per kernel would be paid for nothing. The output is still sealed by the digest and
+    // checked, and the Op Time bounded, as before.
+    so.harness_args.push_back("--no-trace");
     if (network_batch) {
       const labkit::ConvShape s1 = labkit::reference::network::conv1_shape(batch);
       so.harness_args.push_back(fmt::format("--reserve-pinned={},{}", s1.input_size(), s1.output_size()));
