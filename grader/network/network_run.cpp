@@ -119,9 +119,10 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   // Total Execution Time, and neither needs the other.
   std::future<std::unique_ptr<L2Flush>> cuda_started;
   if (backend.gpu || backend.remote)
-    cuda_started = std::async(std::launch::async, [name = backend.name] {
+    cuda_started = std::async(std::launch::async, [name = backend.name, own = backend.gpu != nullptr] {
       if (!cuda_device_available()) throw NoDevice("no usable CUDA device: the " + name + " conv needs one");
-      return std::make_unique<L2Flush>();
+      // A remote conv's judge flushes with its own (labkit-network run_lab): no second buffer.
+      return own ? std::make_unique<L2Flush>() : std::unique_ptr<L2Flush>();
     });
   set_phase("loading the data");
   const auto load_start = Clock::now();
