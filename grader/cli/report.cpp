@@ -1,11 +1,14 @@
 // `labkit report` — the milestone report's tables (design.md section 7): runs the network with a
-// lab's conv for each batch size, each run in its own child process (the lab's grading executable
-// with --network, or labkit-network for the baseline, the CPU reference and cuDNN), and prints
-// the tables (grader/network/milestone.h). --compare sets baseline, every conv solution and cuDNN side by
-// side and draws the chart. --course prints the course's table instead (grader/network/course.h: conv1 +
-// conv2 at batch 10000 against 06-fusion's solution). --from draws the same tables from a report
-// saved with --format json (no GPU needed); --html writes them, the chart and how they were
-// measured as a web page (grader/judge/pages.h), from the same in-memory Report as the text.
+// lab's conv for each batch size, each run in its own child process (labkit-network: a lab's conv,
+// and the baseline's, in its sandboxed harness, `labkit-network lab --harness EXE`, the baseline's
+// in the kit's own harness-kit-conv; the CPU reference, cuDNN and --baseline-inprocess in
+// labkit-network's own process), and prints the tables (grader/network/milestone.h). --compare
+// sets baseline, every conv solution and cuDNN side by side and draws the chart. --course prints
+// the course's table instead (grader/network/course.h: conv1 + conv2 at batch 10000 against
+// 06-fusion's solution). --from draws the same tables from a report saved with --format json (no
+// GPU needed); --html writes them, the chart and how they were measured as a web page
+// (grader/judge/pages.h), from the same in-memory Report as the text. --dry-run prints the
+// command lines instead of running them.
 #include <fmt/core.h>
 
 #include <cstdlib>
@@ -22,6 +25,7 @@
 #include "grader/network/course.h"
 #include "grader/core/exit_codes.h"
 #include "grader/judge/html.h"
+#include "grader/judge/judge.h"
 #include "grader/judge/lab_spec.h"
 #include "grader/network/milestone.h"
 #include "grader/network/network_run.h"
@@ -37,11 +41,14 @@ using nlohmann::json;
 namespace ms = labkit::milestone;
 
 std::atomic<bool> g_report_interrupted{false};
+constexpr int kDryRun = -1;  // run_all printed the commands: nothing to render
 extern "C" void on_report_interrupt(int) { g_report_interrupted.store(true); }
 
 struct ReportOptions {
   std::vector<std::string> labs;
   bool solution = false, solutions = false, tests = false, baseline = false, cpu = false, cudnn = false;
+  bool baseline_inprocess = false;             // also the baseline's conv in labkit-network's own process
+  bool dry_run = false;                        // print each run's command instead of running it
   bool compare = false;
   bool course = false;                         // the course's table (grader/network/course.h)
   std::string course_reference = "06-fusion";  // the lab whose instructor solution is its reference
@@ -75,21 +82,32 @@ std::vector<Subject> subjects_of(const ReportOptions& o, std::string& error) {
   auto fixed = [&](const std::string& conv, const std::string& name) {
     out.push_back({name, {LABKIT_NETWORK_EXE, conv}});
   };
-  if (o.baseline || o.compare) fixed("baseline", "baseline");
+  // A lab's conv runs in its harness; labkit-network is its judge (checks, times, accuracy).
+  const char* sandbox_mode = std::getenv("LABKIT_SANDBOX");
+  const std::string mode = sandbox_mode && *sandbox_mode ? sandbox_mode : "bubblewrap";
+  auto harness_argv = [&mode](const std::string& exe, const std::string& id, const std::string& precision) {
+    return std::vector<std::string>{LABKIT_NETWORK_EXE, "lab", "--harness", exe, "--lab", id, "--precision",
+                                    precision, "--sandbox", mode};
+  };
+  // The baseline's row takes the lab's path: its conv in the kit's own harness (the baseline
+  // behind the lab API, the one grading times it in), in the same sandbox, through the same
+  // requests, copies and checks. Its Total Execution Time then pays what a lab's pays (the
+  // harness's start, the tensors moved through the shared-memory file, the checks), and the
+  // comparison is like for like. It is the kit's code, not a lab's: --op-repeats 0 is allowed.
+  if (o.baseline || o.compare) out.push_back({"baseline", harness_argv(judge::kit_harness("conv"), "kit-conv", "fp32")});
+  // The same conv in labkit-network's own process: what the lab path costs, by difference.
+  if (o.baseline_inprocess) fixed("baseline", "baseline (in-process)");
   if (o.cpu) fixed("cpu", "cpu-reference");
   const auto registry = read_registry();
   const std::string role = o.solution || o.solutions ? "solution" : o.tests ? "test" : "lab";
   auto label = [](const LabEntry& l) { return l.role == "lab" ? l.id : l.id + " (" + l.role + ")"; };
-  // A lab's conv runs in its harness; labkit-network is its judge (checks, times, accuracy).
-  auto lab_argv = [](const LabEntry& l) {
+  auto lab_argv = [&harness_argv](const LabEntry& l) {
     std::string precision = "fp32";
     try {
       precision = to_string(load_lab_spec(l.lab_json).precision);
     } catch (const LabSpecError&) {
     }
-    const char* mode = std::getenv("LABKIT_SANDBOX");
-    return std::vector<std::string>{LABKIT_NETWORK_EXE, "lab", "--harness", l.exe, "--lab", l.id, "--precision",
-                                    precision, "--sandbox", mode && *mode ? mode : "bubblewrap"};
+    return harness_argv(l.exe, l.id, precision);
   };
   if (o.solutions || o.compare) {
     for (const LabEntry& l : registry) {
@@ -183,12 +201,18 @@ void select_course(ms::Report& report, const ReportOptions& o) {
   report.course_reference = ref;
 }
 
-// One run in a child: its JSON, or the reason it has none.
-ms::Entry run_one(const Subject& s, int batch, const ReportOptions& o, int& exit_status) {
-  ms::Entry e{s.name, batch, std::nullopt, "", s.layer_timed};
+// The whole command line of one run.
+std::vector<std::string> command_of(const Subject& s, int batch, const ReportOptions& o) {
   std::vector<std::string> argv = s.argv;
   argv.insert(argv.end(), {"--network", "--batch", std::to_string(batch), "--data", o.data, "--model", o.model,
                            "--op-repeats", std::to_string(o.op_repeats)});
+  return argv;
+}
+
+// One run in a child: its JSON, or the reason it has none.
+ms::Entry run_one(const Subject& s, int batch, const ReportOptions& o, int& exit_status) {
+  ms::Entry e{s.name, batch, std::nullopt, "", s.layer_timed};
+  const std::vector<std::string> argv = command_of(s, batch, o);
   subprocess::Options so;
   so.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   so.cancel = &g_report_interrupted;
@@ -232,7 +256,18 @@ void warn_on_other_data(const ReportOptions& o, const std::vector<ms::Entry>& en
   }
 }
 
+// A word of a command line as a POSIX shell reads it back.
+std::string shell_word(const std::string& w) {
+  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+@%") ==
+                        std::string::npos)
+    return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 // Runs every subject at every batch; returns the exit status, and the report in `report`.
+// --dry-run: prints each run's row label and command line instead (exit 0, nothing rendered).
 int run_all(const ReportOptions& o, ms::Report& report) {
   std::string error;
   const std::vector<Subject> subjects = subjects_of(o, error);
@@ -244,6 +279,15 @@ int run_all(const ReportOptions& o, ms::Report& report) {
     fmt::print(stderr, "labkit report: nothing to run: name a lab (--lab 03-tiling), or pass --solutions, "
                        "--baseline, --cpu, --compare or --from FILE\n");
     return exit_code::kUsage;
+  }
+  if (o.dry_run) {
+    for (const Subject& s : subjects)
+      for (int batch : o.batches) {
+        std::string line = s.name + ":";
+        for (const std::string& w : command_of(s, batch, o)) line += " " + shell_word(w);
+        fmt::print("{}\n", line);
+      }
+    return kDryRun;
   }
 
   struct sigaction sa{};
@@ -298,7 +342,8 @@ int run_report(const ReportOptions& o) {
   ms::Report report;
   int status = exit_code::kPass;
   if (!o.from.empty()) {
-    if (!o.labs.empty() || o.solution || o.solutions || o.tests || o.baseline || o.cpu || o.cudnn) {
+    if (!o.labs.empty() || o.solution || o.solutions || o.tests || o.baseline || o.baseline_inprocess || o.cpu ||
+        o.cudnn || o.dry_run) {
       fmt::print(stderr, "labkit report: --from draws a saved report: it runs nothing, so name no lab or implementation\n");
       return exit_code::kUsage;
     }
@@ -314,6 +359,7 @@ int run_report(const ReportOptions& o) {
     }
   } else {
     status = run_all(o, report);
+    if (status == kDryRun) return exit_code::kPass;
     if (status != exit_code::kPass && status != exit_code::kFail) return status;
     if (o.course) report.course_reference = ms::solution_row(o.course_reference);
   }
@@ -346,7 +392,11 @@ void add_report(CLI::App& app, int& status) {
   cmd->add_flag("--solution", o->solution, "use the instructor solution of the --lab labs");
   cmd->add_flag("--solutions", o->solutions, "every conv solution");
   cmd->add_flag("--tests", o->tests, "the --lab names are the grader's test labs (tests/labs)");
-  cmd->add_flag("--baseline", o->baseline, "the baseline conv");
+  cmd->add_flag("--baseline", o->baseline, "the baseline conv, in the kit's own harness: the same path as a lab's");
+  cmd->add_flag("--baseline-inprocess", o->baseline_inprocess,
+                "also the baseline conv in the network program's own process (row \"baseline (in-process)\"): "
+                "the difference is what the lab path costs");
+  cmd->add_flag("--dry-run", o->dry_run, "print each run's row and command line instead of running it");
   cmd->add_flag("--cpu", o->cpu, "the CPU reference conv (no GPU needed; slow at batch 10000)");
   cmd->add_flag("--cudnn", o->cudnn, "cuDNN's conv");
   cmd->add_flag("--compare", o->compare, "one table per batch across baseline, every conv solution and cuDNN, and an SVG chart");

@@ -70,4 +70,9 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& options);
 // sandbox hides by default.
 std::vector<std::string> kit_paths_to_hide();
 
+// The kit's own harness of this kind ("conv", "map": the baseline behind the lab API, no student
+// code in it), in this build's tree. Grading times the baseline in it; `labkit report` runs the
+// baseline's network row through it, so that row pays the lab path's costs as a lab's row does.
+std::string kit_harness(const std::string& kind);
+
 }  // namespace labkit::judge

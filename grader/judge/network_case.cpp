@@ -82,10 +82,13 @@ network::RemoteConv remote_conv(Session& s, L2Flush& flush) {
     const std::string what = fmt::format("the network's conv layer ({})", to_string(sh));
     Regions r;  // the layout network_conv_bytes sizes
     const std::uint64_t in = r.add(sh.input_size()), msk = r.add(sh.mask_size()), out = r.add(sh.output_size());
+    // The judge's clock outside the three requests: the tensors into and out of the file, the checks.
+    const auto copy_in = std::chrono::steady_clock::now();
     s.tensors().reserve(r.total());  // already done when labkit-network reserved network_conv_bytes ahead
 
     fresh::parallel_copy(s.tensors().floats(in, sh.input_size()), input);
     fresh::parallel_copy(s.tensors().floats(msk, sh.mask_size()), mask);
+    const double copy_in_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - copy_in).count();
     double w_prepare = 0, w_run = 0, w_finish = 0;
     s.call({{"op", "prepare"}, {"shape", shape_json(sh)}, {"memory", "pinned"}, {"input", {{"offset", in}}},
             {"mask", {{"offset", msk}}}}, "conv_forward_gpu_prolog, " + what, &w_prepare);
@@ -95,8 +98,10 @@ network::RemoteConv remote_conv(Session& s, L2Flush& flush) {
     const double event = number(ran, "event_ms", 0, 1e7);
     const std::uint64_t digest = unsigned_number(ran, "digest");
     const json fin = s.call({{"op", "finish"}, {"out", out}}, "conv_forward_gpu_epilog, " + what, &w_finish);
+    const auto read_back = std::chrono::steady_clock::now();
     check_guards(fin, what);
     const SealedRead got = read_sealed(s.tensors().floats(out, sh.output_size()), {}, output);
+    t.boundary_ms += copy_in_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - read_back).count();
     if (got.digest != digest) throw output_changed(what, false);
     const double floor = floor_ms(double(sh.macs()), double(sh.input_size() + sh.mask_size()) * 4, double(sh.output_size()) * 4);
     if (event > w_run || event < floor)

@@ -77,8 +77,8 @@ struct RemoteCosts {
   double overhead_ms = 0;
 };
 
-// The kit's own harness of this kind (trusted: no student code in it).
-std::string kit_harness(const std::string& kind);
+// kit_harness(kind), the kit's own harness of a kind, is declared in grader/judge/judge.h: `labkit
+// report` runs the baseline's network row through it too.
 
 // What the remote sides record beside the samples, for the judge's checks after timing.
 struct RemoteLog {

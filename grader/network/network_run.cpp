@@ -119,9 +119,10 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   // Total Execution Time, and neither needs the other.
   std::future<std::unique_ptr<L2Flush>> cuda_started;
   if (backend.gpu || backend.remote)
-    cuda_started = std::async(std::launch::async, [name = backend.name] {
+    cuda_started = std::async(std::launch::async, [name = backend.name, own = backend.gpu != nullptr] {
       if (!cuda_device_available()) throw NoDevice("no usable CUDA device: the " + name + " conv needs one");
-      return std::make_unique<L2Flush>();
+      // A remote conv's judge flushes with its own (labkit-network run_lab): no second buffer.
+      return own ? std::make_unique<L2Flush>() : std::unique_ptr<L2Flush>();
     });
   set_phase("loading the data");
   const auto load_start = Clock::now();
@@ -154,7 +155,9 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   std::unique_ptr<L2Flush> flush;
   if (backend.gpu || backend.remote) {
     set_phase("CUDA start-up");
+    const auto waiting = Clock::now();
     flush = cuda_started.get();
+    r.conv[0].wait_ms += seconds_since(waiting) * 1e3;
     r.device = device_info().summary();
     const bool pin = backend.gpu != nullptr;
     int device = 0;
@@ -187,15 +190,24 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
     if (backend.remote) backend.remote(s, in, mask, out, t);
     else if (backend.gpu) conv_gpu(*backend.gpu, s, in, mask, out, *flush, t);
     else conv_cpu(s, in, mask, out, t);
-    if (!backend.remote) t.nonfinite = count_nonfinite(out);  // a remote conv counts them as it reads
+    if (!backend.remote) {  // a remote conv counts them as it reads
+      const auto scan = Clock::now();
+      t.nonfinite = count_nonfinite(out);
+      t.boundary_ms += seconds_since(scan) * 1e3;
+    }
+  };
+  auto wait = [](std::future<void>& f, LayerTiming& t) {
+    const auto waiting = Clock::now();
+    f.get();
+    t.wait_ms += seconds_since(waiting) * 1e3;
   };
 
-  if (backend.gpu) conv1_ready.get();  // a remote conv's arrays are only written at its end
+  if (backend.gpu) wait(conv1_ready, r.conv[0]);  // a remote conv's arrays are only written at its end
   conv(s1, x.span(), model.conv1, y1.span(), r.conv[0]);
   auto cpu_start = Clock::now();
   net::relu_maxpool(y1.span(), B, s1.M, s1.H_out(), s1.W_out(), net::kPool1, p1.span());
   r.cpu_layers_s = seconds_since(cpu_start);
-  if (backend.gpu) conv2_ready.get();
+  if (backend.gpu) wait(conv2_ready, r.conv[1]);
   conv(s2, p1.span(), model.conv2, y2.span(), r.conv[1]);
   cpu_start = Clock::now();
   const std::vector<std::uint8_t> predicted = net::classify(y2.span(), B, model);
@@ -243,7 +255,8 @@ nlohmann::json to_json(const RunResult& r) {
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerTiming& t : r.conv) {
     layers.push_back({{"op_ms", t.op_ms}, {"first_ms", t.first_ms}, {"samples_ms", t.samples_ms},
-                      {"layer_ms", t.layer_ms}, {"nonfinite", t.nonfinite}});
+                      {"layer_ms", t.layer_ms}, {"wait_ms", t.wait_ms}, {"boundary_ms", t.boundary_ms},
+                      {"nonfinite", t.nonfinite}});
     if (t.floor_ms > 0) layers.back()["floor_ms"] = t.floor_ms;
     if (t.roofline_ms > 0) {
       layers.back()["roofline_ms"] = t.roofline_ms;
@@ -273,6 +286,8 @@ RunResult from_json(const nlohmann::json& j) {
     r.conv[k].first_ms = l.at("first_ms").get<double>();
     r.conv[k].samples_ms = l.at("samples_ms").get<std::vector<double>>();
     r.conv[k].layer_ms = l.at("layer_ms").get<double>();
+    r.conv[k].wait_ms = l.value("wait_ms", 0.0);  // absent from older files: their "Other" holds it
+    r.conv[k].boundary_ms = l.value("boundary_ms", 0.0);
     r.conv[k].nonfinite = l.at("nonfinite").get<std::size_t>();
     r.conv[k].floor_ms = l.value("floor_ms", 0.0);  // absent from runs of the kit's own convs
     r.conv[k].roofline_ms = l.value("roofline_ms", 0.0);  // absent from CPU runs and older files

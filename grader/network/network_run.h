@@ -12,7 +12,9 @@
 //     is done, the layer is set up again and `op_repeats` more calls are timed the same way;
 //     `op_ms` is their median (the first call when op_repeats is 0). CPU backend: the host clock
 //     around the reference conv, one call.
-//   * Layer time k: host clock around prolog + op + epilog of the network's own call.
+//   * Layer time k: host clock around prolog + op + epilog of the network's own call (a lab's: the
+//     judge's clock around its three requests). Beside it, disjoint: wait_ms (start-up the layer
+//     waited for) and boundary_ms (moving and checking its tensors outside those requests).
 //   * Total Execution Time: host clock from `program_start` (taken by the caller at the top of
 //     main) until the accuracy is known: loading the data and the model, CUDA start-up, both
 //     layers and the CPU layers; the op-time repeats come after it and are not in it.
@@ -67,6 +69,12 @@ struct LayerTiming {
   double first_ms = 0;           // the network's own call
   std::vector<double> samples_ms;  // the repeats
   double layer_ms = 0;           // prolog + op + epilog of the network's own call
+  // Host clock, beside layer_ms and disjoint from it, for "Where the Total Execution Time went":
+  double wait_ms = 0;      // before the layer's first request or prolog: waiting for CUDA's start-up, the
+                           // lab's harness (its sandbox, CUDA and pinned arrays) and the host arrays
+  double boundary_ms = 0;  // outside the layer's requests: the tensors copied into the harness's
+                           // shared-memory file and the output read back, digested and checked (the
+                           // lab path), or the scan of the output for NaN/inf (in-process)
   std::size_t nonfinite = 0;     // NaN or inf elements in the layer's output
   double floor_ms = 0;           // the shape's physical floor on this GPU, where the judge computed
                                  // it (a lab's conv, judge/remote.h floor_ms); 0: not computed

@@ -75,6 +75,23 @@ status=$?
 [[ $status -eq 2 ]] && grep -q "Pass --op-repeats 1 or more" "$tmp/err" && ok "a lab with --op-repeats 0 refused" \
   || fail "--op-repeats 0 on a lab: exit $status: $(cat "$tmp/err")"
 
+# The baseline's row takes a lab's path: its conv in the kit's own harness, sandboxed, through
+# labkit-network's lab mode (the same harness start, shared-memory file and checks as a lab's row);
+# --baseline-inprocess adds the in-process run beside it. --dry-run prints the commands only.
+"$labkit" report --compare --baseline-inprocess --batches 10000 --dry-run >"$tmp/out" 2>"$tmp/err"
+status=$?
+base=$(grep '^baseline: ' "$tmp/out")
+inproc=$(grep '^baseline (in-process): ' "$tmp/out")
+[[ $status -eq 0 ]] && [[ $(head -1 "$tmp/out") == "$base" ]] \
+  && [[ $base =~ labkit-network\ lab\ --harness\ [^\ ]*/harness-kit-conv\ --lab\ kit-conv\ --precision\ fp32\ --sandbox\  ]] \
+  && [[ $base == *" --network --batch 10000 "* ]] \
+  && [[ $inproc =~ labkit-network\ baseline\ --network\ --batch\ 10000\  ]] \
+  && ok "baseline row through the kit's harness: ${base%% --network*}" \
+  || fail "report --compare --dry-run: exit $status: $(cat "$tmp/out" "$tmp/err")"
+"$labkit" report --baseline --dry-run --op-repeats 0 --batches 10 >"$tmp/out" 2>"$tmp/err"
+[[ $? -eq 0 ]] && grep -q "harness-kit-conv" "$tmp/out" && ok "the kit's baseline allows --op-repeats 0 (it is no lab's code)" \
+  || fail "baseline --op-repeats 0: $(cat "$tmp/out" "$tmp/err")"
+
 # A GPU conv: 77 and a clear skip without a device, a table with one.
 # Three repeats: the report's check on unaccounted time reads their median, which one slow
 # request (the machine's, not the lab's) does not move.

@@ -161,10 +161,23 @@ TEST_CASE("where the Total Execution Time went: each part, the rest as 'Other', 
   a.conv[0].layer_ms = 450;
   a.conv[1].layer_ms = 250;
   a.cpu_layers_s = 0.30;
+  a.conv[0].wait_ms = 200;      // conv1 waited for the harness's start
+  a.conv[0].boundary_ms = 120;  // tensors into the shared-memory file and the output read back
+  a.conv[1].boundary_ms = 80;
   const ms::Cells c = ms::breakdown_cells(10000, {{"06-fusion (solution)", 10000, a, ""}, {"cudnn", 10000, std::nullopt, "no"}}, false);
   REQUIRE(c.rows.size() == 1);  // a failed run has no parts (the comparison says why)
-  CHECK(c.rows[0] == std::vector<std::string>{"06-fusion (solution)", "2.400 s", "0.350 s", "0.450 s", "0.250 s",
-                                              "0.300 s", "1.050 s"});
+  CHECK(c.rows[0] == std::vector<std::string>{"06-fusion (solution)", "2.400 s", "0.350 s", "0.200 s", "0.450 s",
+                                              "0.250 s", "0.200 s", "0.300 s", "0.650 s"});
+  CHECK(c.header[3] == "Waiting for start-up");
+  CHECK(c.header[6] == "Tensors moved and checked");
+  // The parts travel in the json format and come back from it; a file older than them reads 0.
+  const RunResult back = labkit::network::from_json(labkit::network::to_json(a));
+  CHECK(back.conv[0].wait_ms == 200);
+  CHECK(back.conv[1].boundary_ms == 80);
+  nlohmann::json old_file = labkit::network::to_json(a);
+  old_file["conv"][0].erase("wait_ms");
+  old_file["conv"][0].erase("boundary_ms");
+  CHECK(labkit::network::from_json(old_file).conv[0].wait_ms == 0);
   CHECK(contains(c.caption, "batch 10000 on NVIDIA Test GPU"));
   // Parts timed separately can exceed a short total: "Other" is never negative.
   a.total_s = 1.0;
