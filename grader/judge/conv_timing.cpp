@@ -187,7 +187,7 @@ struct KitBaseline::Shape {
 
 KitBaseline::KitBaseline(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush, Baselines& base)
     : flush_(flush), layer_(ctx.spec.timed == TimedRegion::layer) {
-  kit_ = std::make_unique<Session>(ctx.kit_session("conv"));  // the lab's deadline: it lives until the lab is graded
+  kit_ = std::make_unique<Session>(ctx.kit_session("conv"));  // kit_time_limit: it lives until the lab is graded
   kit_->start();
   for (const ConvCase& c : grading) {
     auto sh = std::make_unique<Shape>();

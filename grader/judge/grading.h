@@ -22,10 +22,13 @@ struct Context {
   std::unique_ptr<Session> harness;  // set once started
 
   // How to start the kit's own harness of `kind` ("conv", "map"): the lab's options on the kit's
-  // CPUs, with the lab's deadline (callers shorten it where the kit runs alone).
+  // CPUs, with a deadline of its own (kit_time_limit; callers shorten it where the kit runs alone).
   SessionOptions kit_session(const std::string& kind) const;
 
   // Starts the harness (once): everything the judge must hold before the lab runs is ready.
+  // The lab's time limit (Options::timeout_s) starts with its first process, not before: the
+  // judge's own work ahead of it (the expected outputs, the baseline timed alone) is not the lab's
+  // time, nor is a pause (Session::resume moves the deadline on). A restart keeps what is left.
   Session& start();
   // Ends the harness's process (its log kept); the next start() begins a new one.
   void restart_harness();
@@ -44,6 +47,7 @@ struct Context {
   std::size_t free_before_lab = 0;
   // Every graded timed call's kernel records (grader/judge/executed_evidence.h), for the evidence.
   std::vector<executed::Window> windows;
+  bool lab_clock_started = false;  // start() has set session.deadline
 };
 
 // Each leaves result.verdict empty (correct so far) or sets a failure; throws LabFailure for what

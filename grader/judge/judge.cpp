@@ -142,6 +142,10 @@ void out_of_device_memory(const Context& ctx, const std::string& what, GradeResu
 
 Session& Context::start() {
   if (!harness) {
+    if (!lab_clock_started) {
+      session.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long long>(opt.timeout_s * 1000));
+      lab_clock_started = true;
+    }
     std::size_t free_bytes = 0, total = 0;
     free_before_lab = cudaMemGetInfo(&free_bytes, &total) == cudaSuccess ? free_bytes : 0;
     cudaGetLastError();
@@ -161,6 +165,7 @@ SessionOptions Context::kit_session(const std::string& kind) const {
   so.trusted = true;
   so.wrapper.clear();  // never under the lab's sanitizer, never with its log pipe
   so.extra_fds.clear();
+  so.deadline = std::chrono::steady_clock::now() + kit_time_limit(opt.timeout_s);
   return so;
 }
 
@@ -168,6 +173,7 @@ void Context::restart_harness() {
   if (!harness) return;
   harness->close();
   earlier_logs += harness->log();
+  session.deadline = harness->deadline();  // what is left of the lab's time, its pauses' credit kept
   harness.reset();
 }
 
@@ -289,7 +295,7 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   // untraced (docs/grading.md, Evidence); its host evidence records a layer of its own.
   if (opt.under_sanitizer || spec.evidence.empty()) ctx.session.harness_args.push_back("--no-trace");
   ctx.session.startup_s = std::min(60.0, opt.timeout_s);
-  ctx.session.deadline = start + std::chrono::milliseconds(static_cast<long long>(opt.timeout_s * 1000));
+  // ctx.session.deadline: set when the lab's process first starts (Context::start).
   r.verdict.clear();  // empty = correct so far; the grading steps set a failure
   try {
     if (spec.kind == LabKind::conv) grade_conv(ctx);

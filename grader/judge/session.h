@@ -95,6 +95,13 @@ class Regions {
 // stopped). An honest harness stops in well under a millisecond: it is idle between requests.
 inline constexpr std::chrono::milliseconds kPauseLimit{1000};
 
+// The kit's own harness (the baseline, trusted) outlives the lab's: it is timed before the lab
+// starts, while the lab is paused, and after it. Its deadline covers the lab's whole time limit,
+// as long again for its own timings, and two minutes for the rest; it only ends a kit that hangs.
+inline std::chrono::milliseconds kit_time_limit(double lab_timeout_s) {
+  return std::chrono::milliseconds(static_cast<long long>((2 * lab_timeout_s + 120) * 1000));
+}
+
 // What the pauses of a session cost (reported with the grade).
 struct PauseStats {
   int pauses = 0;
@@ -124,7 +131,7 @@ struct SessionOptions {
   std::vector<HarnessProcess::ChildFd> extra_fds;
   double close_wait_s = 5;         // close(): how long the process may take to end after bye
   double startup_s = 60;           // for hello
-  std::chrono::steady_clock::time_point deadline;  // of the whole lab
+  std::chrono::steady_clock::time_point deadline;  // the lab's: set when its process first starts (Context::start)
   bool trusted = false;            // the kit's own harness: failures throw KitHarnessFailure
 };
 
@@ -145,6 +152,7 @@ class Session {
   std::string log() const { return process_.log(); }
   const SessionEnd& end() const { return end_; }
   double seconds_left() const;
+  std::chrono::steady_clock::time_point deadline() const { return o_.deadline; }  // pauses' credit included
   void pause();
   void resume();
   bool paused() const { return paused_; }
