@@ -60,7 +60,8 @@ logs=${OUT:-$build}
 native=()
 command -v nvcc >/dev/null || native=(--native-file tools/cuda.ini)
 mkdir -p "$logs"
-if [[ $part != 2 || ! -f $build/build.ninja ]]; then
+# Part 2 (alone, or dealt to GPUs: part is "shards" then) reuses a configured build dir.
+if [[ ($part != 2 && $labs_only == 0) || ! -f $build/build.ninja ]]; then
   rm -rf "$build"
   mkdir -p "$build"
   if ! meson setup "$build" "${native[@]}" >"$logs/setup.log" 2>&1; then
