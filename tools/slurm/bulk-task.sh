@@ -194,8 +194,8 @@ fi
 
 tg=$(date +%s)
 # 4. Grade each built lab: `labkit grade` (the judge) runs the lab's code in its sandboxed harness,
-#    with its own time limit (the lab's own time) and `timeout` as the backstop: twice the limit and
-#    two minutes, for the judge's share (the baseline timed alone, the memory check's run). The
+#    with its own time limit (the lab's own time) and `timeout` as the backstop, past the kit's own
+#    harness limit (2 x the lab's + 120 s) and the memory check's run: 3 x the limit + 180 s. The
 #    sandbox also hides the submissions folder and the class's output (LABKIT_HIDE), so no student
 #    sees another's work.
 for id in "${submitted[@]}"; do
@@ -207,7 +207,7 @@ for id in "${submitted[@]}"; do
   else
     args=(--json --evidence-only)
   fi
-  LABKIT_HIDE="${LABKIT_HIDE:-}:$(dirname "$dir")" timeout -k 10 "$((2 * ${lab_timeout%.*} + 120))" "$b/grader/labkit" grade "$id" "${args[@]}" \
+  LABKIT_HIDE="${LABKIT_HIDE:-}:$(dirname "$dir")" timeout -k 10 "$((3 * ${lab_timeout%.*} + 180))" "$b/grader/labkit" grade "$id" "${args[@]}" \
     >"$dir/labs/$id.out" 2>"$dir/labs/$id.err"
   code=$?
   echo "ran $code" >"$dir/labs/$id.state"
