@@ -3,6 +3,7 @@
 #include "grader/judge/judge.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -207,10 +208,17 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   if (opt.evidence_only) {
     r.verdict = r.evidence.ok ? verdict::kPassed : verdict::kMissingEvidence;
     if (spec.evidence.empty()) {
-      std::string kinds;
-      for (HostEvidence h : spec.host_evidence) kinds += std::string(kinds.empty() ? "" : ", ") + to_string(h);
-      r.message = "This lab has no PTX pattern: its technique (" + (kinds.empty() ? std::string("none") : kinds) +
-                  ") is checked at run time, on a GPU.";
+      std::vector<std::string> kinds;
+      for (HostEvidence h : spec.host_evidence) kinds.push_back(to_string(h));
+      if (!spec.counters.empty()) {
+        std::vector<std::string> names;
+        for (const CounterEvidence& c : spec.counters) names.push_back(c.name);
+        kinds.push_back(fmt::format("the executed counters: {} (Nsight Compute)", fmt::join(names, ", ")));
+      }
+      r.message = kinds.empty()
+                      ? "This lab has no PTX pattern and no run-time evidence: its output and its speed are graded, on a GPU."
+                      : fmt::format("This lab has no PTX pattern: its technique ({}) is checked at run time, on a GPU.",
+                                    fmt::join(kinds, "; "));
     } else {
       r.message = r.evidence.ok ? "The PTX shows the technique (evidence only: correctness and speed not checked). "
                                   "A pre-check: a graded run counts the technique only in the kernels that ran in "
