@@ -110,6 +110,7 @@ TEST_CASE("pause stops every process of the harness, between requests; resume le
     CHECK(before.second > 0);
 
     const double left = s.seconds_left();
+    const auto deadline = s.deadline();
     s.pause();
     CHECK(s.paused());
     const auto stopped = counters(s);
@@ -118,8 +119,10 @@ TEST_CASE("pause stops every process of the harness, between requests; resume le
     CHECK(s.pause_stats().max_processes >= 2);
     CHECK_THROWS_AS(s.call({{"op", "run"}}, "a request while paused"), std::logic_error);
     s.resume();
-    // The 100 ms stopped do not count against the lab's deadline.
+    // The 100 ms stopped do not count against the lab's deadline; deadline() carries that credit
+    // to the next harness process when the judge restarts it (Context::restart_harness).
     CHECK(s.seconds_left() > left - 0.05);
+    CHECK(s.deadline() - deadline >= 100ms);
     std::this_thread::sleep_for(100ms);
     const auto after = counters(s);
     CHECK(after.first > stopped.first);
@@ -311,4 +314,11 @@ TEST_CASE("end(): how the wrapper in front of the harness ended; an extra fd rea
     CHECK(r.verdict == verdict::kTimeout);
     CHECK_FALSE(r.end.by_itself);
   }
+}
+
+TEST_CASE("the kit's own harness outlives the lab's time limit: twice it and two minutes") {
+  using namespace std::chrono_literals;
+  CHECK(labkit::kit_time_limit(30) == 180s);
+  CHECK(labkit::kit_time_limit(600) == 1320s);
+  CHECK(labkit::kit_time_limit(2.5) == 125s);
 }
