@@ -12,7 +12,8 @@ folder per GPU count: measure.env, class.csv, <student>/task.json).
      hand in the same solution land on different GPUs), the largest spread in % (goal: within 3%),
      and each GPU's model, clocks and flags (other-gpu, other-clock, low-clock of class.csv);
   4. a hang or crash never stalls the other GPUs: the slowest task and the class's wall time;
-  5. the time of 200 students x 13 labs on 8 GPUs, scaled from the measured tasks.
+  5. the time of 200 students x the class's labs on 8 GPUs, scaled from the measured tasks (a run
+     cut by its budget too: from the students it graded in full).
 Exit 0 when every verdict of every run is as expected, 1 otherwise, 2 when there is nothing to read.
   usage: measure-report.py RESULTS
 """
@@ -185,25 +186,43 @@ def main():
                   f"slowest task without a hang {honest[0][0]:.0f} s; class wall {r['wall']:.0f} s; "
                   f"sum of all tasks {sum(x[0] for x in spans):.0f} s")
 
-    # 200 x 13 on 8 GPUs, from the largest finished run, two ways: at the run's own efficiency
-    # (its wall time: a small class leaves GPUs idle behind the kit job and the hang), and from the
-    # tasks' own time (a class of 200 keeps every GPU busy; the kit job and one hang come once).
+    # 200 students on 8 GPUs (each handing in this class's labs), from the largest finished run, two
+    # ways: at the run's own efficiency (its wall time: a small class leaves GPUs idle behind the kit
+    # job and the hang), and from the tasks' own time (a class of 200 keeps every GPU busy; the kit
+    # job and one hang come once). A run cut by its budget still gives the third: the students its
+    # tasks graded in full, each a whole task (build and every lab), the kit job once.
+    nl = len(labs)
     best = max((r for r in runs if r["finished"] == "yes"), key=lambda r: r["gpus"], default=None)
     if best and best["tasks"]:
         per_sub = best["wall"] * best["gpus"] / len(expected)  # GPU-seconds per submission, as measured
-        t = 200 * 13 * per_sub / 8  # 8 GPUs as efficient as these
-        note = f" over {len(labs)} labs, not 13" if len(labs) != 13 else ""
+        t = 200 * nl * per_sub / 8  # 8 GPUs as efficient as these
         print(f"\nProjection: {per_sub:.1f} GPU-seconds per submission in the run of {best['gpus']} GPU(s) "
-              f"(build shared by the student's labs included){note}; "
-              f"200 students x 13 labs on 8 GPUs at this efficiency: about {t / 60:.0f} min (goal: under 60)")
+              f"(build shared by the student's labs included); "
+              f"200 students x {nl} labs on 8 GPUs at this efficiency: about {t / 60:.0f} min (goal: under 60)")
         spans = [seconds(t.get("start"), t.get("end")) for t in best["tasks"].values()]
         spans = [d for d in spans if d is not None]
         if spans:
             busy = sum(spans) / len(expected)
             once = float(best.get("kit_seconds") or 0) + max(spans)
-            t2 = 200 * 13 * busy / 8 + once
-            print(f"Projection from the tasks' own time: {busy:.1f} s per submission{note}, the kit job and the "
-                  f"slowest task once ({once:.0f} s): 200 students x 13 labs on 8 GPUs about {t2 / 60:.0f} min")
+            t2 = 200 * nl * busy / 8 + once
+            print(f"Projection from the tasks' own time: {busy:.1f} s per submission, the kit job and the "
+                  f"slowest task once ({once:.0f} s): 200 students x {nl} labs on 8 GPUs about {t2 / 60:.0f} min")
+    for r in runs:
+        whole = {}
+        for student, t in r["tasks"].items():
+            d = seconds(t.get("start"), t.get("end"))
+            if d is not None and t.get("labs") and all(v not in ("", "not-graded") for v in t["labs"].values()):
+                whole[student] = d
+        if not whole:
+            continue
+        kit = float(r.get("kit_seconds") or 0)
+        worst = max(whole.values())
+        mean = sum(whole.values()) / len(whole)
+        print(f"Run of {r['gpus']} GPU(s){'' if r['finished'] == 'yes' else ' (cut by its budget)'}: "
+              f"{len(whole)} of {n_students} students graded in full, {mean:.0f} s a student on average, "
+              f"{worst:.0f} s the longest; 200 students x {nl} labs on 8 GPUs: about "
+              f"{(200 * mean / 8 + kit) / 60:.0f} min at the average, {(200 * worst / 8 + kit) / 60:.0f} min "
+              f"if every student took the longest (the kit job, {kit:.0f} s, once)")
     print(f"\nVerdicts not as expected, all runs: {bad_total}")
     return 0 if bad_total == 0 else 1
 
