@@ -220,7 +220,10 @@ json Session::exchange(json request, const std::string& what, double* wall_ms) {
     process_.kill();
     process_.wait();
     open_ = false;
-    throw LabFailure(verdict::kTimeout, fmt::format("The lab did not return from {} before the time limit.", what),
+    throw LabFailure(verdict::kTimeout,
+                     fmt::format("The lab did not return from {} before the time limit (it had waited {:.1f} s for "
+                                 "this reply; the limit counts the lab's own time, --timeout).",
+                                 what, std::chrono::duration<double>(t1 - t0).count()),
                      verdict::kNeverReturnsHint);
   }
   if (st == wire::ReadStatus::eof || st == wire::ReadStatus::io_error) ended(what);
