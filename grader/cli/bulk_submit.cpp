@@ -6,6 +6,7 @@
 // builds the kit; --dry-run: writes everything and prints the commands instead).
 #include <fmt/chrono.h>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -65,7 +66,8 @@ std::string joined(const std::vector<std::string>& argv) {
 }
 
 // `--resubmit OUT_DIR`: a job array of the students of OUT_DIR/students.txt whose result is not
-// complete (read_student: the not-graded students of collect), from OUT_DIR/grade.sbatch with its
+// complete (read_student: the not-graded students of collect) or holds a kit-error (a lab the kit
+// failed to grade: fixed, it is graded again), from OUT_DIR/grade.sbatch with its
 // --array line replaced; refused while a job of OUT_DIR/job.txt is still queued or running (its
 // students have no result yet, and two tasks must not grade one student at once).
 int run_resubmit(const SubmitOptions& o) {
@@ -84,10 +86,17 @@ int run_resubmit(const SubmitOptions& o) {
     std::string index, student;
     std::getline(fields, index, '\t');
     std::getline(fields, student, '\t');
-    bulk::StudentResult ignored;
+    bulk::StudentResult result;
     if (!bulk::valid_student_id(student) || index.empty() || index.find_first_not_of("0123456789") != std::string::npos)
       continue;
-    const std::string why = read_student((out / student).string(), student, index, StoppingRule{}.max_noise, ignored);
+    std::string why = read_student((out / student).string(), student, index, StoppingRule{}.max_noise, result);
+    if (why.empty()) {
+      // A kit-error is the kit's failure, not the student's verdict: the student is graded again.
+      std::vector<std::string> kit;
+      for (const bulk::LabRow& row : result.rows)
+        if (row.verdict == "kit-error") kit.push_back(row.lab);
+      if (!kit.empty()) why = fmt::format("kit-error in {} (the kit's failure, not the student's): graded again", fmt::join(kit, ", "));
+    }
     if (!why.empty()) {
       indexes.push_back(index);
       names.push_back(student);

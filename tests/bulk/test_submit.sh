@@ -62,8 +62,13 @@ printf '{"tests": []}' >"$tmp/out/jdoe/results.json"
 "$labkit" bulk submit --resubmit "$tmp/out" --dry-run >"$tmp/stdout" 2>&1
 check 'grep -q "1 student(s) to grade again (tasks 0)" "$tmp/stdout" && grep -q "^#SBATCH --array=0%2 " "$tmp/out/resubmit-0.sbatch"' \
   "--resubmit: jdoe complete, asmith alone"
-printf '{"results": [{"lab": {"id": "06-fusion"}, "verdict": "passed", "score": {"total": 2, "max": 2}}]}' >"$tmp/out/asmith/grade.json"
+# A complete result that holds a kit-error (the kit failed to grade a lab) is graded again.
+printf '{"results": [{"lab": {"id": "06-fusion"}, "verdict": "kit-error", "score": {"total": 0, "max": 2}}]}' >"$tmp/out/asmith/grade.json"
 printf '{"tests": []}' >"$tmp/out/asmith/results.json"
+"$labkit" bulk submit --resubmit "$tmp/out" --dry-run >"$tmp/stdout" 2>&1
+check 'grep -q "1 student(s) to grade again (tasks 0)" "$tmp/stdout" && grep -q "kit-error in 06-fusion" "$tmp/stdout" && grep -q "^#SBATCH --array=0%2 " "$tmp/out/resubmit-0.sbatch"' \
+  "--resubmit: asmith's kit-error graded again"
+printf '{"results": [{"lab": {"id": "06-fusion"}, "verdict": "passed", "score": {"total": 2, "max": 2}}]}' >"$tmp/out/asmith/grade.json"
 "$labkit" bulk submit --resubmit "$tmp/out" --dry-run >"$tmp/stdout" 2>&1
 check 'grep -q "nothing to resubmit" "$tmp/stdout"' "--resubmit: everyone complete, nothing to resubmit"
 rm -f "$tmp"/out/{jdoe,asmith}/{grade,results}.json
