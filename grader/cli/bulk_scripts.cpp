@@ -6,16 +6,13 @@
 #include <ctime>
 
 #include "bulk_submit.h"
+#include "grader/core/text_escape.h"
 
 namespace labkit::cli::bulk_cmd {
 
 namespace fs = std::filesystem;
 
-std::string sh(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+std::string sh(const std::string& text) { return shell_word(text); }
 
 namespace {
 

@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "grader/network/course.h"
 #include "grader/core/exit_codes.h"
+#include "grader/core/text_escape.h"
 #include "grader/judge/html.h"
 #include "grader/judge/judge.h"
 #include "grader/judge/lab_spec.h"
@@ -256,16 +257,6 @@ void warn_on_other_data(const ReportOptions& o, const std::vector<ms::Entry>& en
   }
 }
 
-// A word of a command line as a POSIX shell reads it back.
-std::string shell_word(const std::string& w) {
-  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+@%") ==
-                        std::string::npos)
-    return w;
-  std::string q = "'";
-  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 // Runs every subject at every batch; returns the exit status, and the report in `report`.
 // --dry-run: prints each run's row label and command line instead (exit 0, nothing rendered).
 int run_all(const ReportOptions& o, ms::Report& report) {
@@ -284,7 +275,7 @@ int run_all(const ReportOptions& o, ms::Report& report) {
     for (const Subject& s : subjects)
       for (int batch : o.batches) {
         std::string line = s.name + ":";
-        for (const std::string& w : command_of(s, batch, o)) line += " " + shell_word(w);
+        for (const std::string& w : command_of(s, batch, o)) line += " " + shell_word(w, true);
         fmt::print("{}\n", line);
       }
     return kDryRun;

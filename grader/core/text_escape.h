@@ -1,5 +1,5 @@
-// grader/core/text_escape.h — the two escapes the kit's reports need when they write a file others
-// read: a CSV field (RFC 4180: quoted when it holds a comma, a quote or a line break; quotes
+// grader/core/text_escape.h — the escapes the kit needs when it writes text others read: a shell
+// word (single-quoted: the Slurm scripts of `labkit bulk`, `labkit report --dry-run`), a CSV field (RFC 4180: quoted when it holds a comma, a quote or a line break; quotes
 // doubled), XML text for SVG charts (<, > and & as entities), and HTML text or attribute values
 // for the web pages (grader/judge/html.h: quotes too, since a value may sit inside an attribute); and
 // two guards for text that came from a lab (a kernel's name): utf8_prefix cuts it to a length
@@ -11,6 +11,18 @@
 #include <string>
 
 namespace labkit {
+
+// `text` as one word a POSIX shell reads back unchanged: in single quotes, each ' as '\''. With
+// `only_if_needed`, a word of letters, digits and _-./=,:+@% stays bare (a readable command line).
+inline std::string shell_word(const std::string& text, bool only_if_needed = false) {
+  if (only_if_needed && !text.empty() &&
+      text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+@%") ==
+          std::string::npos)
+    return text;
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
 
 inline std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
