@@ -289,20 +289,25 @@ void grade_conv(Context& ctx) {
   }
   if (!timing) return;
 
-  for (std::size_t i = 0; i < grading.size(); ++i) {
-    RemoteLog log;
-    try {
-      const auto again = [&] { return kit_base->overhead_again(i); };
-      result.timing.push_back(time_case(ctx, grading[i], overheads[i], again, *base, *flush, log));
-    } catch (TimedCallWrong& w) {
-      result.cases.push_back(std::move(w.report));
-      all_passed(result);
-      return;
+  // Every grading shape's pairs; false when a timed call's output was wrong (the verdict is set).
+  const auto time_all = [&] {
+    for (std::size_t i = 0; i < grading.size(); ++i) {
+      RemoteLog log;
+      try {
+        const auto again = [&] { return kit_base->overhead_again(i); };
+        result.timing.push_back(time_case(ctx, grading[i], overheads[i], again, *base, *flush, log));
+      } catch (TimedCallWrong& w) {
+        result.cases.push_back(std::move(w.report));
+        all_passed(result);
+        return false;
+      }
+      ctx.phase_done(fmt::format("timed pairs of {} ({} lab calls)", grading[i].name, log.calls));
+      record_call_costs(result, log);
+      ctx.windows.insert(ctx.windows.end(), log.windows.begin(), log.windows.end());
     }
-    ctx.phase_done(fmt::format("timed pairs of {} ({} lab calls)", grading[i].name, log.calls));
-    record_call_costs(result, log);
-    ctx.windows.insert(ctx.windows.end(), log.windows.begin(), log.windows.end());
-  }
+    return true;
+  };
+  if (!time_all()) return;
   result.timed = true;
   const ConvCase& recorded = grading.front();
   bool streams = false;
@@ -324,7 +329,20 @@ void grade_conv(Context& ctx) {
   }
   if (!ctx.spec.host_evidence.empty()) ctx.phase_done("host evidence");
   ctx.harness->close();
-  base->check_interference(result);
+  if (base->check_interference(result)) {
+    // A baseline slowed beside the lab is measured once more before it is the verdict: on a node
+    // grading several students at once, the other grades' host traffic moves a layer's baseline
+    // by more than the limit within seconds (timing_checks.h). A lab that slows the baseline does
+    // it again; the second measurement is the result, whatever it finds.
+    ctx.phase_done("the baseline ran slower beside the lab: measured again");
+    base->measure_again(result);
+    ctx.restart_harness();  // closed already: its log kept, the next start() begins a new process
+    result.timing.clear();
+    ctx.windows.clear();
+    if (!time_all()) return;
+    ctx.harness->close();
+    base->check_interference(result);
+  }
   // The timeline's other half, after every timed sample and with the lab's process gone.
   if (streams) {
     result.timelines.push_back(kit_base->record_layer(recorded));

@@ -6,8 +6,12 @@
 //     pairs, and its "clean" times: measured with
 //     no lab process alive, before the lab starts and after it has ended. check_interference()
 //     compares the baseline's times during the pairs with the clean ones: a lab that leaves work
-//     on the GPU to slow the baseline down gets timing-implausible. Each shape records the
-//     measured ratio (beside / clean) and the limit applied (ShapeTiming).
+//     on the GPU to slow the baseline down gets timing-implausible. A first finding is measured
+//     again (grade_conv.cpp: the lab's process started anew, every shape's pairs timed again,
+//     compared with the clean rounds either side of them), and only a second one is the verdict:
+//     on a node grading several students at once, another grade's host traffic slowed an honest
+//     layer's baseline by 43% for a few seconds (4 H200s of one host, 2026-11-28). Each shape
+//     records the measured ratio (beside / clean) and the limit applied (ShapeTiming).
 //   * The lab is still while the baseline is timed: still_side() / map_still_side() wrap each
 //     baseline sample of the pairs in Still (grader/judge/session.h: every process of the lab
 //     stopped) and a GpuDrain (gpu_drain.h: the lab's GPU work already queued finishes first);
@@ -76,8 +80,13 @@ class Baselines {
   // The same sides, each sample taken with `lab` stopped and the GPU drained (see above).
   TimedSide still_side(const ConvShape& shape, Session& lab, StillReport& report);
   TimedSide map_still_side(Session& lab, StillReport& report);
-  // Sets timing-implausible on `result` when the baseline ran slower during the pairs.
-  void check_interference(GradeResult& result);
+  // Sets timing-implausible on `result` when the baseline ran slower during the pairs (true when
+  // this call set it). Takes the clean round after the pairs itself.
+  bool check_interference(GradeResult& result);
+  // A finding of check_interference() is measured once again before it is the verdict: the
+  // grade's verdict is cleared, the first ratios kept for the second finding's message. The
+  // caller times the pairs again and calls check_interference() once more.
+  void measure_again(GradeResult& result);
 
   struct Entry;
 
@@ -89,6 +98,7 @@ class Baselines {
   std::unique_ptr<GpuDrain> drain_;
   double idle_probe_ms_ = 0;
   int capped_ = 0;  // drains that gave up, over the whole grade
+  std::vector<double> first_excess_;  // beside / clean per shape of the first measurement, once measured again
 };
 
 double median_round_trip(Session& s);

@@ -14,6 +14,7 @@ checks:
   --text TEXT            the message, hint, a case's detail or a sanitizer finding contains TEXT
                          (repeatable: each must be found)
   --evidence-text TEXT   the evidence report (evidence.text, one line a pattern) contains TEXT
+  --phase TEXT           a phase of the grade (phases[].phase, where its seconds went) contains TEXT
   --speedup-contains X   the geometric-mean speedup interval, widened by the printed precision
                          of speedups (0.005), contains X
   --twice                run COMMAND twice; the two speedups must agree within 3%
@@ -184,6 +185,7 @@ def main():
     ap.add_argument("--evidence-text", action="append", default=[],
                     help="the evidence report (one line a pattern) contains TEXT")
     ap.add_argument("--speedup-contains", type=float)
+    ap.add_argument("--phase", action="append", default=[], help="a phase of the grade (phases[].phase) contains TEXT")
     ap.add_argument("--twice", action="store_true")
     ap.add_argument("--score-zero", action="store_true")
     ap.add_argument("--log-absent", action="append", default=[])
@@ -269,6 +271,10 @@ def main():
     for text in a.text:
         if not any(text in t for t in texts):
             failures.append(f"no message, hint, case detail or sanitizer finding contains {text!r}")
+    phases = [p.get("phase", "") for p in r.get("phases", [])]
+    for text in a.phase:
+        if not any(text in p for p in phases):
+            failures.append(f"no phase of the grade contains {text!r}: {phases}")
     evidence_text = r.get("evidence", {}).get("text", "")
     for text in a.evidence_text:
         if text not in evidence_text:
