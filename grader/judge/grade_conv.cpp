@@ -10,6 +10,7 @@
 #include <cstring>
 #include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "conv_case.h"
@@ -307,7 +308,9 @@ void grade_conv(Context& ctx) {
     }
     return true;
   };
+  const auto timing_start = std::chrono::steady_clock::now();
   if (!time_all()) return;
+  const auto timing_took = std::chrono::steady_clock::now() - timing_start;
   result.timed = true;
   const ConvCase& recorded = grading.front();
   bool streams = false;
@@ -329,19 +332,24 @@ void grade_conv(Context& ctx) {
   }
   if (!ctx.spec.host_evidence.empty()) ctx.phase_done("host evidence");
   ctx.harness->close();
-  if (base->check_interference(result)) {
-    // A baseline slowed beside the lab is measured once more before it is the verdict: on a node
-    // grading several students at once, the other grades' host traffic moves a layer's baseline
-    // by more than the limit within seconds (timing_checks.h). A lab that slows the baseline does
-    // it again; the second measurement is the result, whatever it finds.
-    ctx.phase_done("the baseline ran slower beside the lab: measured again");
+  // A baseline slowed beside the lab is measured again before it is the verdict: on a node grading
+  // several students at once, the other grades' host traffic moves a layer's baseline by more than
+  // the limit for seconds at a time (timing_checks.h). A lab that slows the baseline does it every
+  // time; the last measurement is the result, whatever it finds. The judge's choice to measure
+  // again is not the lab's time: its limit moves on by what the measurement and the pause take.
+  for (int m = 2; m <= kInterferenceMeasurements && base->check_interference(result); ++m) {
+    ctx.phase_done(fmt::format("the baseline ran slower beside the lab: measured again ({} of {})", m,
+                               kInterferenceMeasurements));
     base->measure_again(result);
     ctx.restart_harness();  // closed already: its log kept, the next start() begins a new process
+    const auto pause = std::chrono::duration<double>(kInterferencePauseS * (m - 1));
+    ctx.session.deadline += std::chrono::duration_cast<std::chrono::steady_clock::duration>(pause) + timing_took;
+    std::this_thread::sleep_for(pause);
     result.timing.clear();
     ctx.windows.clear();
     if (!time_all()) return;
     ctx.harness->close();
-    base->check_interference(result);
+    if (m == kInterferenceMeasurements) base->check_interference(result);
   }
   // The timeline's other half, after every timed sample and with the lab's process gone.
   if (streams) {

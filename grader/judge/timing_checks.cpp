@@ -141,7 +141,7 @@ bool Baselines::check_interference(GradeResult& result) {
     // Test hook (tests/meson.build, grader-interference-again): a limit for the first measurement
     // alone, so that the path of a finding measured again runs on a GPU where nothing is wrong.
     // The judge's environment is the grader's, out of the lab's reach.
-    if (const char* first = std::getenv("LABKIT_TEST_FIRST_INTERFERENCE_LIMIT"); first != nullptr && first_excess_.empty())
+    if (const char* first = std::getenv("LABKIT_TEST_FIRST_INTERFERENCE_LIMIT"); first != nullptr && earlier_.empty())
       limit = std::atof(first);
     ShapeTiming& st = result.timing[i];
     st.base_clean_ms = clean;
@@ -150,11 +150,14 @@ bool Baselines::check_interference(GradeResult& result) {
     st.interference_limit = limit;
     if (result.verdict.empty() && e.interleaved_ms > limit * clean) {
       result.verdict = verdict::kTimingImplausible;
+      std::string before;
+      for (const auto& m : earlier_)
+        if (i < m.size()) before += fmt::format("{}{:.0f}%", before.empty() ? "" : ", ", 100 * (m[i] - 1));
       const std::string twice =
-          i >= first_excess_.size() ? ""
-                                    : fmt::format(" Measured twice, the lab's process started again in between: {:.0f}% "
-                                              "slower the first time.",
-                                              100 * (first_excess_.at(i) - 1));
+          before.empty() ? ""
+                         : fmt::format(" Measured {} times, the lab's process started anew each time; the earlier "
+                                       "measurements: {} slower.",
+                                       earlier_.size() + 1, before);
       const std::string busy =
           capped_ > 0 ? fmt::format(" Before {} of the baseline's samples the GPU was still busy {:.0f} ms after the "
                                     "lab's processes were stopped.", capped_, kDrainCapMs)
@@ -172,8 +175,9 @@ bool Baselines::check_interference(GradeResult& result) {
 }
 
 void Baselines::measure_again(GradeResult& result) {
-  first_excess_.clear();
-  for (const ShapeTiming& st : result.timing) first_excess_.push_back(st.base_beside_over_clean);
+  std::vector<double> excess;
+  for (const ShapeTiming& st : result.timing) excess.push_back(st.base_beside_over_clean);
+  earlier_.push_back(std::move(excess));
   result.verdict.clear();
   result.message.clear();
   result.hint.clear();

@@ -5,7 +5,7 @@
 checks:
   --verdict V            the result's verdict (this or --verdict-in is required)
   --verdict-in V,W       any of these verdicts
-  --speedup-max X        the geometric-mean speedup is at most X (a cheat earned no speed)
+  --speedup-max X        a passed grade's speedup is at most X (a cheat earned no speed; other verdicts score no speed)
   --outcome TEXT         some failing case's outcome contains TEXT
   --contract NAME        the result was graded under this correctness contract (general, course)
   --warning TEXT         some failing case that does not count (a warning of the course contract)
@@ -290,7 +290,9 @@ def main():
         # widened by the precision speedups are printed with.
         if not lo - 0.005 <= a.speedup_contains <= hi + 0.005:
             failures.append(f"speedup interval [{lo}, {hi}] does not contain {a.speedup_contains}")
-    if a.speedup_max is not None and timing.get("speedup", 0) > a.speedup_max:
+    # A speedup the grade does not believe (timing-implausible, hidden-work: 0 performance points)
+    # earned nothing, whatever it reads; on a node shared with other grades it can read high.
+    if a.speedup_max is not None and r.get("verdict") == "passed" and timing.get("speedup", 0) > a.speedup_max:
         failures.append(f"speedup {timing.get('speedup')} above {a.speedup_max}: the cheat earned speed")
     if a.score_zero and r.get("score", {}).get("total", 0) != 0:
         failures.append(f"score {r['score']['total']}, expected 0")
