@@ -14,10 +14,12 @@
 # the GPU unit tests; part 2 the suite test-labs (the grader against tests/labs: grader-*,
 # cheat-*, sanitize-*, report-*). Part 2 reuses BUILD_DIR when part 1 left it configured (ninja
 # rebuilds what changed), so a second call on a machine still warm skips the build.
-# --gpus N (implies --suites; N >= 2 GPUs in the machine): the tests at once on N GPUs, part 1 on
-# GPU 0, part 2's tests dealt round robin to GPUs 1..N-1, each shard on its own GPU and its own
-# 1/N of the CPUs (each grade sees one GPU and its own CPUs, as one Slurm task of tools/slurm
-# would); the wall time of the slowest shard. With --part 2: part 2 alone, dealt to all N GPUs.
+# --gpus N (implies --suites; N >= 2 GPUs in the machine): the tests at once on N GPUs, dealt by
+# tools/deal-tests.py (longest first, by the seconds in tools/gpu-test-durations.txt), each shard on
+# its own GPU and its own 1/N of the CPUs (each grade sees one GPU and its own CPUs, as one Slurm
+# task of tools/slurm would); the wall time of the slowest shard: about 80 s of build and 315 s of
+# tests on 4 H200s, 630 s on two (there, --part 1 and --gpus 2 --part 2 fit 10-minute calls).
+# With --part 2: part 2 alone, dealt to all N GPUs.
 # --slice K/N (with --part 2, one GPU): every Nth test of part 2 from the Kth (sorted by name), for
 # a machine of one GPU where the build and all of part 2 (about 120 s + 520 s on an H200) do not
 # fit one 10-minute call: --part 2 --slice 1/2 builds and runs half, --slice 2/2 on the machine
@@ -48,7 +50,7 @@ fi
 labs_only=0
 if ((shards)); then
   ((part == 2)) && labs_only=1
-  ((part == 1)) && { echo "gpu-test: --gpus runs part 1 on GPU 0 already; --part 1 goes without --gpus"; exit 2; }
+  ((part == 1)) && { echo "gpu-test: --gpus deals every test to the GPUs already; --part 1 goes without --gpus"; exit 2; }
   part=shards
   have=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   [[ $shards =~ ^[0-9]+$ ]] && ((shards >= 2 && shards <= have)) ||
@@ -88,17 +90,21 @@ if [[ $part == shards ]]; then
   ncpu=$(nproc)
   per=$((ncpu / shards))
   list_test_labs
-  first_lab_shard=$((labs_only ? 0 : 1))
+  # shard_of[name] = GPU: the test labs alone (--part 2), or every test of this run.
+  declare -A shard_of
+  if ((labs_only)); then names=("${labtests[@]}"); else
+    mapfile -t names < <(meson test -C "$build" --no-rebuild --list "${selection[@]}" --no-suite slurm-gpu 2>/dev/null |
+                         sed -E 's#^.* / ##; s#^.* - [^:]+:##' | sort)
+  fi
+  while read -r k name; do shard_of[$name]=$k; done < <(printf '%s\n' "${names[@]}" |
+    python3 tools/deal-tests.py "$shards" tools/gpu-test-durations.txt 2>"$logs/deal.txt")
+  ((${#shard_of[@]})) || { echo "gpu-test: no tests to deal (meson test --list)"; exit 1; }
   pids=()
   for ((k = 0; k < shards; k++)); do
-    if ((k == 0 && !labs_only)); then
-      # The real-GPU Slurm class takes every GPU of the node: tools/slurm/measure-class.sh runs it alone.
-      args=("${selection[@]}" --no-suite test-labs --no-suite slurm-gpu)
-    else
-      args=()
-      for ((i = k - first_lab_shard; i < ${#labtests[@]}; i += shards - first_lab_shard)); do args+=("${labtests[i]}"); done
-      ((${#args[@]})) || continue
-    fi
+    # The real-GPU Slurm class (suite slurm-gpu) takes every GPU of the node: tools/slurm/measure-class.sh runs it alone.
+    args=()
+    for name in "${names[@]}"; do [[ ${shard_of[$name]} == "$k" ]] && args+=("$name"); done
+    ((${#args[@]})) || continue
     CUDA_VISIBLE_DEVICES=$k taskset -c "$((k * per))-$((k * per + per - 1))" meson test -C "$build" --no-rebuild \
       "${args[@]}" --logbase "testlog-shard$k" --print-errorlogs >"$logs/test-shard$k.log" 2>&1 &
     pids+=($!)
@@ -159,6 +165,7 @@ echo "================ labkit gpu-test summary$( ((suites_only)) && echo " (--su
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null \
   | sed 's/^/GPU: /'
 echo "--- tests (meson test --no-suite labs) ---"
+[[ $part == shards ]] && cat "$logs/deal.txt"
 grep -E "^ *[0-9]+/[0-9]+ " "$logs/test.log" | sed -E 's/ +/ /g'
 if ((!suites_only)); then  # the tools' results
 echo "--- benchmark (bench-baseline, exit $bench_status) ---"
