@@ -133,6 +133,8 @@ bool Baselines::check_interference(GradeResult& result) {
     const Entry& e = *entries_[i];
     // The clean rounds on either side of the pairs just checked: the last two (a measurement
     // taken again has the first one's after-round as its before-round).
+    if (e.clean_ms.size() < 2 * kCleanSamples)
+      throw std::logic_error("check_interference: the baseline's clean samples were not taken before the lab started");
     const auto end = e.clean_ms.end();
     const double before = stats::median({end - 2 * kCleanSamples, end - kCleanSamples});
     const double after = stats::median({end - kCleanSamples, end});
@@ -152,11 +154,11 @@ bool Baselines::check_interference(GradeResult& result) {
       result.verdict = verdict::kTimingImplausible;
       std::string before;
       for (const auto& m : earlier_)
-        if (i < m.size()) before += fmt::format("{}{:.0f}%", before.empty() ? "" : ", ", 100 * (m[i] - 1));
+        if (i < m.size()) before += fmt::format("{}{:+.0f}%", before.empty() ? "" : ", ", 100 * (m[i] - 1));
       const std::string twice =
           before.empty() ? ""
                          : fmt::format(" Measured {} times, the lab's process started anew each time; the earlier "
-                                       "measurements: {} slower.",
+                                       "measurements of this shape beside the lab: {}.",
                                        earlier_.size() + 1, before);
       const std::string busy =
           capped_ > 0 ? fmt::format(" Before {} of the baseline's samples the GPU was still busy {:.0f} ms after the "
