@@ -23,6 +23,7 @@
 #include "grader/harness/conv_run.h"
 #include "labkit/cuda_check.h"
 #include "grader/judge/fixtures.h"
+#include "grader/judge/report.h"
 #include "grader/core/random.h"
 #include "grader/judge/stats.h"
 #include "network_case.h"
@@ -338,8 +339,7 @@ void grade_conv(Context& ctx) {
   // time; the last measurement is the result, whatever it finds. The judge's choice to measure
   // again is not the lab's time: its limit moves on by what the measurement and the pause take.
   for (int m = 2; m <= kInterferenceMeasurements && base->check_interference(result); ++m) {
-    ctx.phase_done(fmt::format("the baseline ran slower beside the lab: measured again ({} of {})", m,
-                               kInterferenceMeasurements));
+    ctx.phase_done(fmt::format("{} ({} of {})", kMeasuredAgainPhase, m, kInterferenceMeasurements));
     base->measure_again(result);
     ctx.restart_harness();  // closed already: its log kept, the next start() begins a new process
     const auto pause = std::chrono::duration<double>(kInterferencePauseS * (m - 1));

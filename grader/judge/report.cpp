@@ -121,6 +121,14 @@ void timing(std::string& out, const json& r) {
   if (!beside.empty())
     out += fmt::format("  baseline beside the lab / with no lab process: {} (at most {:.2f})\n", beside,
                        num(shapes.front(), "interference_limit"));
+  // Measurements taken again (grade_conv.cpp): their phases say so; the numbers above are the last.
+  int again = 0;
+  for (const json& p : list(r, "phases"))
+    if (str(p, "phase").find(kMeasuredAgainPhase) != std::string::npos) ++again;
+  if (again > 0)
+    out += fmt::format("  measured {} times: the baseline ran slower beside the lab in the first {} (other work on "
+                       "this machine?); the numbers above are the last measurement's\n",
+                       again + 1, again == 1 ? std::string("one") : std::to_string(again));
   const json& still = sub(t, "still");
   if (still.value("lab_paused_for_baseline", false))
     out += fmt::format("  the lab was stopped for each of the baseline's {} samples; GPU busy after the stop before {} "

@@ -52,6 +52,7 @@ TEST_CASE("the Timing section says the lab was stopped for the baseline, with th
   s.interference_limit = 1.25;
   r.timing.push_back(s);
   r.still = {true, 40, 3, 1, 20.4, 0.031, 0.1, 20, 0.4, 4};
+  r.phases.emplace_back(std::string(labkit::kMeasuredAgainPhase) + " (2 of 3)", 4.2);
   const auto j = labkit::to_json(r);
   CHECK(j["timing"]["still"]["lab_paused_for_baseline"] == true);
   CHECK(j["timing"]["still"]["capped_samples"] == 1);
@@ -62,6 +63,8 @@ TEST_CASE("the Timing section says the lab was stopped for the baseline, with th
   CHECK_MESSAGE(text.find("the lab was stopped for each of the baseline's 40 samples") != std::string::npos, text);
   CHECK_MESSAGE(text.find("still busy after 20 ms before 1") != std::string::npos, text);
   CHECK_MESSAGE(text.find("conv1 B=1000 1.050 (at most 1.25)") != std::string::npos, text);
+  CHECK_MESSAGE(text.find("measured 2 times: the baseline ran slower beside the lab in the first one") !=
+                    std::string::npos, text);
 }
 
 TEST_CASE("the memory check's section: skipped, clean, or the tool's finding with how the tool ended") {
