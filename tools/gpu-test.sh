@@ -89,10 +89,9 @@ if [[ $part == shards ]]; then
   # One meson run a GPU in one build dir, each with its own log base (meson-logs/testlog-shardK.json).
   ncpu=$(nproc)
   per=$((ncpu / shards))
-  list_test_labs
   # shard_of[name] = GPU: the test labs alone (--part 2), or every test of this run.
   declare -A shard_of
-  if ((labs_only)); then names=("${labtests[@]}"); else
+  if ((labs_only)); then list_test_labs; names=("${labtests[@]}"); else
     mapfile -t names < <(meson test -C "$build" --no-rebuild --list "${selection[@]}" --no-suite slurm-gpu 2>/dev/null |
                          sed -E 's#^.* / ##; s#^.* - [^:]+:##' | sort)
   fi
