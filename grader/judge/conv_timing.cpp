@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "grader/judge/clocks.h"
@@ -104,18 +105,20 @@ TimedSide remote_side(Session& s, bool layer, Precision precision, const ConvCas
 
 namespace {
 
-ShapeTiming time_once(Context& ctx, const ConvCase& c, double overhead, Baselines& base, L2Flush& flush,
-                      RemoteLog& log) {
+ShapeTiming time_once(Context& ctx, const ConvCase& c, std::size_t i, double clean_overhead, KitBaseline& kit,
+                      Baselines& base, L2Flush& flush, RemoteLog& log) {
   Session& s = ctx.start();
   const bool layer = ctx.spec.timed == TimedRegion::layer;
   RemoteCosts costs;
   costs.round_trip_ms = median_round_trip(s);
-  costs.overhead_ms = overhead;
+  costs.overhead_ms = clean_overhead;
   const TimedSide lab = remote_side(s, layer, ctx.spec.precision, c, flush, costs, log);
   // The baseline's samples with the lab's processes stopped and its GPU work drained; the lab's
   // own with it running (timing_checks.h).
   const TimedSide baseline = base.still_side(c.shape, s, ctx.result.still);
+  kit.begin_pairs(i);
   const PairTiming t = time_pairs(baseline, lab, Measure::events, ctx.opt.stopping, layer ? 2 : 3);
+  costs.overhead_ms = kit.overhead_beside(i, clean_overhead);
   if (log.check_last) log.check_last();
   const double macs = double(c.shape.macs());
   const double bytes_in = double(c.shape.input_size() + c.shape.mask_size()) * 4, bytes_out = double(c.shape.output_size()) * 4;
@@ -128,6 +131,7 @@ ShapeTiming time_once(Context& ctx, const ConvCase& c, double overhead, Baseline
   st.base_samples_ms = t.base_samples;
   st.lab_samples_ms = t.lab_samples;
   st.floor_ms = layer ? 0 : floor_ms(macs, bytes_in, bytes_out);
+  st.overhead_clean_ms = clean_overhead;
   check_lab_times(st, log, costs, layer);
   if (!layer) {
     if (!ctx.result.peaks) ctx.result.peaks = roofline::device_peaks();
@@ -140,18 +144,17 @@ ShapeTiming time_once(Context& ctx, const ConvCase& c, double overhead, Baseline
 
 // A shape's pairs, measured a second time, overhead included, when the judge's clock disagreed
 // (timing_checks.h): the second measurement is the result, whatever it finds.
-ShapeTiming time_case(Context& ctx, const ConvCase& c, double overhead, const std::function<double()>& overhead_again,
+ShapeTiming time_case(Context& ctx, const ConvCase& c, std::size_t i, double clean_overhead, KitBaseline& kit,
                       Baselines& base, L2Flush& flush, RemoteLog& log) {
   try {
-    return time_once(ctx, c, overhead, base, flush, log);
+    return time_once(ctx, c, i, clean_overhead, kit, base, flush, log);
   } catch (const WallClockDisagrees& first) {
-    ctx.phase_done(fmt::format("timed pairs of {} ({} lab calls): the kit's clock disagreed, measured again", c.name, log.calls));
+    ctx.phase_done(fmt::format("timed pairs of {} ({} lab calls): the kit's clock disagreed ({:.3f} ms unaccounted for, "
+                               "allowed {:.3f} ms), measured again", c.name, log.calls, first.gap_ms, first.allowed_ms));
     record_call_costs(ctx.result, log);
-    ctx.restart_harness();  // the kit harness alone on the GPU again, as in its first measurement
-    const double again = overhead_again();
-    ctx.phase_done(fmt::format("kit harness overhead again ({:.3f} ms, was {:.3f} ms)", again, overhead));
+    ctx.restart_harness();  // a new lab process: nothing of the first measurement's carries over
     log = {};
-    return time_once(ctx, c, again, base, flush, log);
+    return time_once(ctx, c, i, clean_overhead, kit, base, flush, log);
   }
 }
 
@@ -215,15 +218,13 @@ std::vector<double> KitBaseline::overheads() {
   return out;
 }
 
-double KitBaseline::overhead_again(std::size_t i) {
+void KitBaseline::begin_pairs(std::size_t i) { shapes_.at(i)->log = {}; }
+
+double KitBaseline::overhead_beside(std::size_t i, double clean) {
   Shape& sh = *shapes_.at(i);
+  const double beside = sh.log.wall_ms.size() >= 5 ? overhead_of(sh.log, sh.costs) : clean;
   sh.log = {};
-  // The same requests as the baseline's side of the pairs.
-  const TimedSide side = remote_side(*kit_, layer_, Precision::fp32, *sh.c, flush_, sh.costs, sh.log, true);
-  for (int k = 0; k < 5; ++k) side.sample();
-  sh.costs.overhead_ms = overhead_of(sh.log, sh.costs);
-  sh.log = {};
-  return sh.costs.overhead_ms;
+  return std::min(beside, 2 * clean + 0.1);
 }
 
 timeline::Timeline KitBaseline::record_layer(const ConvCase& c) {

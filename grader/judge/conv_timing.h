@@ -12,7 +12,8 @@
 //     (Op Time, H200, four grades: speedup 1.013-1.015, the 95% interval above 1.0), and the
 //     streams solution's Layer Time speedup moved between 1.08 and 1.33 (H100). The same samples
 //     give what a timed request costs beyond its reported time and the round trip (the overhead).
-//   * time_case(): one grading shape's pairs, measured again when the judge's clock disagreed.
+//   * time_case(): one grading shape's pairs, measured again (in a new lab process) when the
+//     judge's clock disagreed; the overhead held against the lab's is the kit's beside it.
 //   * recorded_layer(): one layer through a harness with CUPTI recording (never timed: recording
 //     slows it), for the host evidence and the streams timeline (grader/tools/timeline.h); the kit's
 //     harness records the baseline's the same way (KitBaseline::record_layer).
@@ -51,8 +52,14 @@ class KitBaseline {
   ~KitBaseline();
   // After base.time_clean(): each shape's overhead, from the clean samples just taken.
   std::vector<double> overheads();
-  // The overhead of shape i measured again (the lab's process ended): 5 more samples.
-  double overhead_again(std::size_t i);
+  // The overhead of shape i beside the lab: from the baseline's own samples in the pairs timed
+  // since begin_pairs(i) (the lab's process stopped during each), so the lab's requests are held
+  // against the kit's at the same moment. The kit's CPU hash of a layer's output moved by a third
+  // between moments seconds apart (H200: 6.17 ms clean, 8.10 ms beside, honest 10-streams), more
+  // than the rule allows. Capped at twice `clean` + 0.1 ms: a stopped lab cannot slow the kit's
+  // host work, and the cap keeps it so. `clean` where fewer than 5 samples were taken.
+  void begin_pairs(std::size_t i);
+  double overhead_beside(std::size_t i, double clean);
   // The baseline's layer on `c`, recorded as the lab's is for its host evidence: the timeline's
   // other half. Call it outside every timed sample; a failure comes back as a timeline that says
   // why (it is shown, never graded).
@@ -67,8 +74,8 @@ class KitBaseline {
   std::vector<std::unique_ptr<Shape>> shapes_;
 };
 
-// `overhead_again` measures the kit's overhead anew, with the lab's process ended.
-ShapeTiming time_case(Context& ctx, const ConvCase& c, double overhead, const std::function<double()>& overhead_again,
+// Shape `i` of the grading cases; `clean_overhead` is kit.overheads()[i].
+ShapeTiming time_case(Context& ctx, const ConvCase& c, std::size_t i, double clean_overhead, KitBaseline& kit,
                       Baselines& base, L2Flush& flush, RemoteLog& log);
 
 }  // namespace labkit::judge

@@ -296,8 +296,7 @@ void grade_conv(Context& ctx) {
     for (std::size_t i = 0; i < grading.size(); ++i) {
       RemoteLog log;
       try {
-        const auto again = [&] { return kit_base->overhead_again(i); };
-        result.timing.push_back(time_case(ctx, grading[i], overheads[i], again, *base, *flush, log));
+        result.timing.push_back(time_case(ctx, grading[i], i, overheads[i], *kit_base, *base, *flush, log));
       } catch (TimedCallWrong& w) {
         result.cases.push_back(std::move(w.report));
         all_passed(result);

@@ -30,7 +30,7 @@ nlohmann::json to_json(const GradeResult& r) {
                       {"converged", t.converged}, {"hidden_work", t.hidden_work},
                       {"lab_extra_host_ms", t.lab_extra_host_ms}, {"sm_clock_mhz", t.sm_clock_mhz},
                       {"lab_wall_ms", t.lab_wall_ms}, {"round_trip_ms", t.round_trip_ms},
-                      {"overhead_ms", t.overhead_ms}, {"gpu_busy_ms", t.gpu_busy_ms},
+                      {"overhead_ms", t.overhead_ms}, {"overhead_clean_ms", t.overhead_clean_ms}, {"gpu_busy_ms", t.gpu_busy_ms},
                       {"floor_ms", t.floor_ms}, {"baseline_clean_ms", t.base_clean_ms},
                       {"baseline_samples_ms", t.base_samples_ms}, {"lab_samples_ms", t.lab_samples_ms}});
   for (std::size_t i = 0; i < r.timing.size(); ++i)

@@ -81,7 +81,8 @@ struct ShapeTiming {
   // overhead measured with the kit's own conv in a harness (the context switch between processes), the shape's physical floor, and the
   // baseline's median with no lab process alive.
   double lab_wall_ms = 0, round_trip_ms = 0, floor_ms = 0, base_clean_ms = 0;
-  double overhead_ms = 0;
+  double overhead_ms = 0;        // the kit's, beside the lab during the pairs (KitBaseline::overhead_beside)
+  double overhead_clean_ms = 0;  // the kit's before the lab's process started
   // The baseline's median beside the lab (during the pairs, the lab stopped) over its clean median
   // (no lab process alive), and the most that check_interference allows (grader/judge/
   // timing_checks.h): the honest spread of this ratio is what the allowance must come from.

@@ -251,20 +251,26 @@ void check_lab_times(ShapeTiming& st, const RemoteLog& log, const RemoteCosts& c
     const double lab_host = stats::median(log.host_ms);
     if (lab_host - reported > allowance / 2) {
       st.hidden_work = true;
-      throw WallClockDisagrees(verdict::kHiddenWork,
+      WallClockDisagrees e(verdict::kHiddenWork,
                        fmt::format("On {}, conv_forward_gpu's CUDA events measured {:.3f} ms, but the call took {:.3f} ms "
                                    "until the device was idle: work ran outside the timed region (another stream, a "
                                    "host thread), so the Op Time would not be the op's time.",
                                    st.name, reported, lab_host),
                        "Launch the op's kernels on the default stream, or synchronize the streams you use before "
                        "conv_forward_gpu returns.");
+      e.gap_ms = gap;
+      e.allowed_ms = allowance;
+      throw e;
     }
-    throw WallClockDisagrees(verdict::kTimingImplausible,
+    WallClockDisagrees e(verdict::kTimingImplausible,
                      fmt::format("On {}, the lab's process reported {:.3f} ms (median), but the kit's own clock measured "
                                  "{:.3f} ms for the same requests after removing the channel's round trip ({:.3f} ms) "
                                  "and what the kit's own conv costs beyond its events there ({:.3f} ms): {:.3f} ms that "
                                  "the reported time does not account for (allowed {:.3f} ms). The lab's timer cannot be "
                                  "trusted.", st.name, reported, own, costs.round_trip_ms, costs.overhead_ms, gap, allowance));
+    e.gap_ms = gap;
+    e.allowed_ms = allowance;
+    throw e;
   }
   if (!layer && reported < st.floor_ms)
     throw LabFailure(verdict::kTimingImplausible,

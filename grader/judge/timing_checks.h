@@ -118,6 +118,7 @@ double median_round_trip(Session& s);
 // shape again, the kit's overhead included, and only a second finding is the verdict.
 struct WallClockDisagrees : LabFailure {
   using LabFailure::LabFailure;
+  double gap_ms = 0, allowed_ms = 0;  // what the phase of the second measurement names
 };
 void check_lab_times(ShapeTiming& st, const RemoteLog& log, const RemoteCosts& costs, bool layer);
 void check_guards(const nlohmann::json& reply, const std::string& call);
