@@ -183,20 +183,19 @@ json recorded_layer(Session& s, const ConvCase& c, bool discard, const std::stri
 }
 
 struct KitBaseline::Shape {
-  const ConvCase* c = nullptr;
   RemoteCosts costs;
   RemoteLog log;
 };
 
 KitBaseline::KitBaseline(Context& ctx, const std::vector<ConvCase>& grading, L2Flush& flush, Baselines& base)
-    : flush_(flush), layer_(ctx.spec.timed == TimedRegion::layer) {
+{
+  const bool layer = ctx.spec.timed == TimedRegion::layer;
   kit_ = std::make_unique<Session>(ctx.kit_session("conv"));  // kit_time_limit: it lives until the lab is graded
   kit_->start();
   for (const ConvCase& c : grading) {
     auto sh = std::make_unique<Shape>();
-    sh->c = &c;
     sh->costs.round_trip_ms = median_round_trip(*kit_);
-    base.add_remote(c.shape, remote_side(*kit_, layer_, Precision::fp32, c, flush, sh->costs, sh->log, true));
+    base.add_remote(c.shape, remote_side(*kit_, layer, Precision::fp32, c, flush, sh->costs, sh->log, true));
     shapes_.push_back(std::move(sh));
   }
 }
@@ -223,7 +222,6 @@ void KitBaseline::begin_pairs(std::size_t i) { shapes_.at(i)->log = {}; }
 double KitBaseline::overhead_beside(std::size_t i, double clean) {
   Shape& sh = *shapes_.at(i);
   const double beside = sh.log.wall_ms.size() >= 5 ? overhead_of(sh.log, sh.costs) : clean;
-  sh.log = {};
   return std::min(beside, 2 * clean + 0.1);
 }
 

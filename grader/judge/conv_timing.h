@@ -19,7 +19,6 @@
 //     harness records the baseline's the same way (KitBaseline::record_layer).
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,8 +67,6 @@ class KitBaseline {
 
  private:
   struct Shape;
-  L2Flush& flush_;
-  bool layer_ = false;
   std::unique_ptr<Session> kit_;
   std::vector<std::unique_ptr<Shape>> shapes_;
 };
