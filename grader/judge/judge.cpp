@@ -194,6 +194,10 @@ GradeResult judge_lab(const LabUnderTest& lab, const Options& opt) {
   if (resolved.batch <= 0) resolved.batch = spec.batch;
   if (!resolved.contract) resolved.contract = spec.contract;  // --contract, else the lab's
   r.contract = to_string(*resolved.contract);
+  // Under "course", the course's rubric may accept more than the lab teaches (lab.json
+  // course_evidence): every evidence step below, static or executed, reads those patterns, and the
+  // report names them.
+  spec.apply_contract(*resolved.contract);
   r.batch = resolved.batch;
   r.title = spec.title;
   r.kind = to_string(spec.kind);

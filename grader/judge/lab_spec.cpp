@@ -67,7 +67,7 @@ const std::set<std::string> kKeys = {"id", "title", "points", "kind", "precision
                                      "target_speedup", "targets_by_gpu", "correctness_share", "evidence",
                                      "host_evidence", "hints", "map", "network_accuracy", "batch",
                                      "speedup_of", "tiers", "arch_specific", "contract", "sanitize",
-                                     "evidence_share", "counters", "requires_gpu"};
+                                     "evidence_share", "counters", "requires_gpu", "course_evidence"};
 
 }  // namespace
 
@@ -99,6 +99,17 @@ ChosenTarget LabSpec::target_for(const std::string& gpu) const {
   return {target_speedup, false,
           known.empty() ? fmt::format("lab.json's target: no calibration for {}", gpu)
                         : fmt::format("lab.json's default target: no calibration for {} (calibrated: {})", gpu, known)};
+}
+
+bool LabSpec::apply_contract(Contract c) {
+  contract = c;
+  if (c != Contract::course || !course_evidence) return false;
+  evidence = *course_evidence;
+  std::string hints;
+  for (const evidence::Pattern& p : evidence)
+    if (!p.hint.empty()) hints += (hints.empty() ? "" : "; ") + p.hint;
+  hint_evidence = hints;
+  return true;
 }
 
 LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
@@ -153,16 +164,21 @@ LabSpec load_lab_spec(const fs::path& file, const std::string& expected_id) {
     }
   }
 
-  const json& ev = r.member("evidence");
-  if (!ev.is_array()) r.fail("\"evidence\" must be an array of patterns (may be empty)");
-  for (std::size_t i = 0; i < ev.size(); ++i) {
-    try {
-      s.evidence.push_back(
-          evidence::pattern_from_json(ev[i], fmt::format("{}: evidence[{}]", file.string(), i)));
-    } catch (const evidence::EvidenceError& e) {
-      throw LabSpecError(e.what());
+  const auto patterns = [&](const char* key) {
+    const json& ev = r.member(key);
+    if (!ev.is_array()) r.fail(fmt::format("\"{}\" must be an array of patterns (may be empty)", key));
+    std::vector<evidence::Pattern> out;
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      try {
+        out.push_back(evidence::pattern_from_json(ev[i], fmt::format("{}: {}[{}]", file.string(), key, i)));
+      } catch (const evidence::EvidenceError& e) {
+        throw LabSpecError(e.what());
+      }
     }
-  }
+    return out;
+  };
+  s.evidence = patterns("evidence");
+  if (root.contains("course_evidence")) s.course_evidence = patterns("course_evidence");
   if (root.contains("evidence_share"))
     s.evidence_share = r.number("evidence_share", 0, 1, "a number from 0 to 1 (the share of the timed GPU time the "
                                                       "kernels carrying each pattern must take)");

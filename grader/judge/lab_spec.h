@@ -19,6 +19,10 @@
 //                          1.30x on an H200); target_for() picks it
 //       correctness_share  in [0, 1]: the part of `points` a correct result earns by itself
 //       evidence           array of PTX patterns (grader/judge/evidence.h), may be empty
+//       course_evidence    optional array of PTX patterns: under the course contract (below) they
+//                          replace `evidence`, and their hints the evidence hint (apply_contract()):
+//                          what the course's rubric accepts where it asks for less than the lab
+//                          teaches (09: FP16 arithmetic, scalar __half or paired __half2)
 //       evidence_share     optional, in [0, 1], default 0.5: in a graded run a pattern counts only
 //                          when the kernels that carry it take at least this share of the GPU time
 //                          of the lab's timed calls (grader/judge/executed_evidence.h)
@@ -140,6 +144,7 @@ struct LabSpec {
   std::vector<GpuTarget> targets_by_gpu;
   double correctness_share = 0.5;
   std::vector<evidence::Pattern> evidence;
+  std::optional<std::vector<evidence::Pattern>> course_evidence;  // "course_evidence"
   double evidence_share = 0.5;
   std::vector<HostEvidence> host_evidence;
   std::string hint_correctness, hint_performance, hint_evidence;
@@ -159,6 +164,10 @@ struct LabSpec {
 
   // The calibrated target of `gpu` (exact name), else target_speedup.
   ChosenTarget target_for(const std::string& gpu) const;
+  // Sets `contract` (the one a grade resolved: --contract, else lab.json's). Under "course" with
+  // course_evidence, those patterns become `evidence` and their hints `hint_evidence`; true when
+  // they did.
+  bool apply_contract(Contract c);
 };
 
 // Reads and validates FILE. `expected_id`, when given, must equal the "id" key (the folder name).

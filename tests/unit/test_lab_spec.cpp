@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
 
 #include "grader/judge/lab_spec.h"
@@ -246,4 +247,78 @@ TEST_CASE("write_gpu_target adds, replaces and sorts one line per GPU and keeps 
   h100.target_speedup = 0.5;
   CHECK_THROWS_AS(labkit::write_gpu_target(file, h100), labkit::LabSpecError);
   CHECK(text() == before);
+}
+
+TEST_CASE("course_evidence: replaces evidence and its hint under the course contract only") {
+  const auto with = [](const std::string& v) {
+    return replace(kGood, "\"timed\": \"op\",", "\"timed\": \"op\", \"course_evidence\": " + v + ",");
+  };
+  const std::string course = with(
+      R"([{"name": "any shared", "regex": "^(ld|st)\\.shared", "description": "shared memory", "hint": "stage a tile"}])");
+  labkit::LabSpec s = labkit::load_lab_spec(write(course));
+  REQUIRE(s.course_evidence);
+  CHECK(s.course_evidence->size() == 1);
+  CHECK(s.evidence.front().name == "ld.shared");  // loading changes nothing
+  labkit::LabSpec general = s;
+  CHECK_FALSE(general.apply_contract(labkit::Contract::general));
+  CHECK(general.evidence.front().name == "ld.shared");
+  CHECK(general.contract == labkit::Contract::general);
+  CHECK(s.apply_contract(labkit::Contract::course));
+  CHECK(s.contract == labkit::Contract::course);
+  CHECK(s.evidence.size() == 1);
+  CHECK(s.evidence.front().name == "any shared");
+  CHECK(s.hint_evidence == "stage a tile");
+  // Without course_evidence the course contract keeps the lab's own patterns.
+  labkit::LabSpec plain = labkit::load_lab_spec(write(kGood));
+  CHECK_FALSE(plain.course_evidence);
+  CHECK_FALSE(plain.apply_contract(labkit::Contract::course));
+  CHECK(plain.evidence.front().name == "ld.shared");
+  // Mistakes are named like evidence's.
+  CHECK(error_of(with("{}")).find("\"course_evidence\" must be an array of patterns") != std::string::npos);
+  CHECK(error_of(with(R"([{"name": "x", "regex": "(", "description": "d"}])")).find("course_evidence[0]") !=
+        std::string::npos);
+}
+
+// Lab 09 under both contracts, on the statements a scalar-half course submission, the paired
+// solution and a float conv of halves compile to (nvcc -ptx, compute_90); and the copy of its
+// patterns in the test lab the evidence suite grades (tests/labs/course-fp16-scalar), which must
+// not drift from labs/09-fp16/lab.json.
+TEST_CASE("09-fp16: scalar half arithmetic counts under the course contract only") {
+  const char* root = std::getenv("LABKIT_SOURCE_DIR");
+  REQUIRE_MESSAGE(root != nullptr, "LABKIT_SOURCE_DIR is not set: run this test through meson test");
+  const std::filesystem::path lab = std::filesystem::path(root) / "labs" / "09-fp16" / "lab.json";
+  const labkit::LabSpec spec = labkit::load_lab_spec(lab, "09-fp16");
+  REQUIRE(spec.course_evidence);
+  const auto body = [](const std::string& statements) {
+    return ".version 8.8\n.target sm_90\n.address_size 64\n.visible .entry k(\n.param .u64 p\n)\n{\n" + statements + "\n}\n";
+  };
+  const std::string scalar = body("cvt.rn.f16.f32 %rs1, %f1;\n{mul.f16 %rs3,%rs1,%rs2;\n}\n{add.f16 %rs4,%rs3,%rs1;\n}\nret;");
+  const std::string paired = body("{fma.rn.f16x2 %r3,%r1,%r2,%r3;\n}\nret;");
+  const std::string widened = body("cvt.rn.f16.f32 %rs1, %f1;\ncvt.f32.f16 %f2, %rs1;\nfma.rn.f32 %f3, %f2, %f2, %f3;\nret;");
+  const auto holds = [&](labkit::Contract c, const std::string& ptx) {
+    labkit::LabSpec s = spec;
+    s.apply_contract(c);
+    return labkit::evidence::check(ptx, s.evidence).ok;
+  };
+  CHECK_FALSE(holds(labkit::Contract::general, scalar));
+  CHECK(holds(labkit::Contract::course, scalar));
+  CHECK(holds(labkit::Contract::general, paired));
+  CHECK(holds(labkit::Contract::course, paired));
+  CHECK_FALSE(holds(labkit::Contract::general, widened));
+  CHECK_FALSE(holds(labkit::Contract::course, widened));
+
+  const std::filesystem::path copy = std::filesystem::path(root) / "tests" / "labs" / "course-fp16-scalar" / "lab.json";
+  if (!std::filesystem::exists(copy)) return;  // a student distribution has no test labs
+  const labkit::LabSpec test_lab = labkit::load_lab_spec(copy, "course-fp16-scalar");
+  const auto same = [](const std::vector<labkit::evidence::Pattern>& a, const std::vector<labkit::evidence::Pattern>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i].name != b[i].name || a[i].regex != b[i].regex || a[i].min_count != b[i].min_count || a[i].absent != b[i].absent)
+        return false;
+    return true;
+  };
+  CHECK_MESSAGE(same(test_lab.evidence, spec.evidence), copy.string() << ": evidence differs from " << lab.string());
+  REQUIRE(test_lab.course_evidence);
+  CHECK_MESSAGE(same(*test_lab.course_evidence, *spec.course_evidence),
+                copy.string() << ": course_evidence differs from " << lab.string());
 }
