@@ -232,9 +232,12 @@ void score(std::string& out, const json& r) {
 std::string format_text(const json& r, bool color) {
   const json& lab = sub(r, "lab");
   const json& dev = sub(r, "device");
-  std::string out = fmt::format("labkit: {} ({}) [{}, {} {}, {} time]\n", str(lab, "id"),
+  // The course contract changes what counts (shapes, and the evidence where lab.json has
+  // course_evidence): said on the first line, evidence-only grades included.
+  const bool course = str(sub(r, "contract"), "name") == "course";
+  std::string out = fmt::format("labkit: {} ({}) [{}, {} {}, {} time{}]\n", str(lab, "id"),
                                 str(lab, "title"), str(lab, "role"), str(lab, "kind"),
-                                str(lab, "precision"), str(lab, "timed"));
+                                str(lab, "precision"), str(lab, "timed"), course ? ", course contract" : "");
   if (!str(dev, "name").empty())
     out += fmt::format("GPU: {} (CUDA driver {}), peak SM clock {} MHz\n", str(dev, "name"),
                        str(dev, "driver"), dev.value("peak_sm_clock_mhz", 0));

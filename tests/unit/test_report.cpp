@@ -22,6 +22,10 @@ TEST_CASE("a result's JSON gives a readable report and a valid Gradescope file")
   CHECK(text.find("(b=0, m=0, h=1, w=1)") != std::string::npos);
   CHECK(text.find("Verdict: FAILED (incorrect)") != std::string::npos);
   CHECK(text.find("--seed 18446744073709551557") != std::string::npos);
+  CHECK(text.find("course contract") == std::string::npos);  // the general contract goes unsaid
+  r.contract = "course";
+  r.timed_region = "op";
+  CHECK(labkit::format_text(labkit::to_json(r)).find("op time, course contract]") != std::string::npos);
 
   const auto g = labkit::gradescope({j});
   CHECK(g["score"] == 0);
