@@ -1,8 +1,8 @@
 // lab.json validation: a good file loads; every kind of mistake is one line naming the key.
 #include <doctest/doctest.h>
 
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "grader/judge/lab_spec.h"
@@ -282,7 +282,7 @@ TEST_CASE("course_evidence: replaces evidence and its hint under the course cont
 // Lab 09 under both contracts, on the statements a scalar-half course submission, the paired
 // solution and a float conv of halves compile to (nvcc -ptx, compute_90); and the copy of its
 // patterns in the test lab the evidence suite grades (tests/labs/course-fp16-scalar), which must
-// not drift from labs/09-fp16/lab.json.
+// not drift from labs/09-fp16/lab.json (nor the branch cheat's, tests/labs/branch-fp16-scalar).
 TEST_CASE("09-fp16: scalar half arithmetic counts under the course contract only") {
   const char* root = std::getenv("LABKIT_SOURCE_DIR");
   REQUIRE_MESSAGE(root != nullptr, "LABKIT_SOURCE_DIR is not set: run this test through meson test");
@@ -307,9 +307,7 @@ TEST_CASE("09-fp16: scalar half arithmetic counts under the course contract only
   CHECK_FALSE(holds(labkit::Contract::general, widened));
   CHECK_FALSE(holds(labkit::Contract::course, widened));
 
-  const std::filesystem::path copy = std::filesystem::path(root) / "tests" / "labs" / "course-fp16-scalar" / "lab.json";
-  if (!std::filesystem::exists(copy)) return;  // a student distribution has no test labs
-  const labkit::LabSpec test_lab = labkit::load_lab_spec(copy, "course-fp16-scalar");
+  // The test labs graded with copies of 09's patterns (evidence suite, and the branch cheat).
   const auto same = [](const std::vector<labkit::evidence::Pattern>& a, const std::vector<labkit::evidence::Pattern>& b) {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i)
@@ -317,8 +315,13 @@ TEST_CASE("09-fp16: scalar half arithmetic counts under the course contract only
         return false;
     return true;
   };
-  CHECK_MESSAGE(same(test_lab.evidence, spec.evidence), copy.string() << ": evidence differs from " << lab.string());
-  REQUIRE(test_lab.course_evidence);
-  CHECK_MESSAGE(same(*test_lab.course_evidence, *spec.course_evidence),
-                copy.string() << ": course_evidence differs from " << lab.string());
+  for (const char* id : {"course-fp16-scalar", "branch-fp16-scalar"}) {
+    const std::filesystem::path copy = std::filesystem::path(root) / "tests" / "labs" / id / "lab.json";
+    if (!std::filesystem::exists(copy)) continue;  // a student distribution has no test labs
+    const labkit::LabSpec test_lab = labkit::load_lab_spec(copy, id);
+    CHECK_MESSAGE(same(test_lab.evidence, spec.evidence), copy.string() << ": evidence differs from " << lab.string());
+    REQUIRE(test_lab.course_evidence);
+    CHECK_MESSAGE(same(*test_lab.course_evidence, *spec.course_evidence),
+                  copy.string() << ": course_evidence differs from " << lab.string());
+  }
 }
