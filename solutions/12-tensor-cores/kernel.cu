@@ -44,6 +44,9 @@
 #ifndef TC_WG_BLOCKS
 #define TC_WG_BLOCKS 2  // warpgroup_mma's blocks per SM in __launch_bounds__
 #endif
+#ifndef TC_WG_SHIFTS
+#define TC_WG_SHIFTS 2  // warpgroup_mma's output columns per MMA row: 2 (n = 32: maps x shifts), 1 (n = 16)
+#endif
 #ifndef TC_STREAM_STORES
 #define TC_STREAM_STORES 0  // 1: output stores with st.global.cs
 #endif
