@@ -139,6 +139,12 @@ int seccomp_program();
 
 Probe probe(const std::filesystem::path& bwrap_hint = {});
 
+// Finds bwrap as probe() does and runs nothing: available wherever bwrap is found, with no
+// version and seccomp = false. For a caller that spawns at once and, when the spawn fails, calls
+// probe() for the reason: labkit-network, where probe()'s three bwrap runs came before the lab's
+// harness could start and counted in Total Execution Time.
+Probe assume(const std::filesystem::path& bwrap_hint = {});
+
 // Throws std::logic_error when the probe is not available (its `why` in the message).
 std::vector<std::string> command(const Probe& probe, const Policy& policy,
                                  const std::vector<std::string>& argv_inside);

@@ -163,6 +163,7 @@ void Session::await_hello() {
                      fmt::format("The lab's program introduced itself wrongly ({:.200}); expected lab {} ({}), protocol {}.",
                                  f.payload, o_.lab_id, o_.kind, wire::kVersion));
   }
+  hello_ = std::move(hello);
 }
 
 void Session::ended(const std::string& what) {

@@ -145,6 +145,7 @@ class Session {
   // spawned it (grader/judge/sandbox.h).
   void spawn();  // the harness's process, in its sandbox
   void greet();  // waits for its hello (its static initializers and CUDA start-up) and checks it
+  const nlohmann::json& hello() const { return hello_; }  // as the harness sent it (null before greet)
   nlohmann::json call(nlohmann::json request, const std::string& what, double* wall_ms = nullptr);
   double round_trip_ms();
   TensorFile& tensors() { return tensors_; }
@@ -173,6 +174,7 @@ class Session {
   SessionEnd end_;
   std::string failed_cuda_name_;  // of the last `failed` reply
   bool paused_ = false;
+  nlohmann::json hello_;
   std::chrono::steady_clock::time_point paused_at_;
   PauseStats pause_stats_;
 };

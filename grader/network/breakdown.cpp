@@ -39,4 +39,31 @@ Cells breakdown_cells(int batch, const std::vector<Entry>& rows, bool csv) {
   return t;
 }
 
+Cells startup_cells(int batch, const std::vector<Entry>& rows) {
+  Cells t;
+  for (const Entry& e : rows) {
+    if (!e.run || e.run->startup_ms.empty()) continue;
+    if (t.header.empty()) {
+      t.header.push_back("Implementation");
+      for (const network::StartupPhase& p : e.run->startup_ms) t.header.push_back(p.name);
+    }
+    std::vector<std::string> row{e.name};
+    for (std::size_t k = 1; k < t.header.size(); ++k) {  // by name: a file from another kit may differ
+      const auto& phases = e.run->startup_ms;
+      const auto it = std::find_if(phases.begin(), phases.end(),
+                                   [&](const network::StartupPhase& p) { return p.name == t.header[k]; });
+      row.push_back(it == phases.end() ? "" : fmt::format("{:.0f} ms", it->ms));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  t.caption = fmt::format(
+      "**Where a harness's start-up went** at batch {}: its phases overlap the loading and one another, so they "
+      "are not a split of the total. The judge's own CUDA start-up; building the sandbox's command (its allow-list) "
+      "and spawning it; from the spawn to the harness's hello, of which its CUDA start-up and its pinned host arrays "
+      "as the harness reported them; the tensor file made and mapped after the hello; and when the harness was "
+      "ready, counted from the program's start (conv 1 waits for it after the loading)",
+      batch);
+  return t;
+}
+
 }  // namespace labkit::milestone

@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <future>
@@ -96,11 +98,19 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
   std::promise<bool> device_found;
   std::future<bool> has_device = device_found.get_future();
   std::unique_ptr<labkit::L2Flush> flush;
+  // Where the harness's start-up went (RunResult::startup_ms), each phase timed where it ran.
+  using Clock = std::chrono::steady_clock;
+  const auto ms_between = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  double judge_cuda_ms = 0, spawn_ms = 0, hello_ms = 0, tensor_file_ms = 0, ready_ms = 0;
   std::future<void> started = std::async(std::launch::async, [&] {
+    const auto t0 = Clock::now();
     const bool found = labkit::cuda_device_available();
     device_found.set_value(found);
     if (!found) throw labkit::network::NoDevice(no_device);
     flush = std::make_unique<labkit::L2Flush>();
+    judge_cuda_ms = ms_between(t0, Clock::now());
   });
   try {
     labkit::SessionOptions so;
@@ -108,11 +118,19 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     so.lab_id = lab;
     so.kind = "conv";
     so.sandbox = labkit::sandbox::parse_mode(mode);
-    if (so.sandbox == labkit::sandbox::Mode::bubblewrap) {
-      so.probe = labkit::sandbox::probe();
+    // bwrap is not probed before the spawn (its three runs came before the harness's start, all
+    // in Total Execution Time); a harness that does not start is explained by the probe then.
+    const bool sandboxed = so.sandbox == labkit::sandbox::Mode::bubblewrap;
+    if (sandboxed) {
+      so.probe = labkit::sandbox::assume();
       if (!so.probe.available) throw std::runtime_error("the sandbox (bubblewrap) cannot start here: " + so.probe.why);
       for (const std::string& h : labkit::judge::kit_paths_to_hide()) so.policy.hide.push_back(h);
     }
+    const auto explain_sandbox = [sandboxed] {
+      if (!sandboxed) return;
+      const labkit::sandbox::Probe p = labkit::sandbox::probe();
+      if (!p.available) throw std::runtime_error("the sandbox (bubblewrap) cannot start here: " + p.why);
+    };
     so.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(20);
     // conv1's pinned host arrays (1.3 GB at batch 10000; conv2's fit in them, and
     // judge/network_case.h asks for pinned arrays): the harness makes their pages while its CUDA
@@ -132,27 +150,47 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     // The lab's harness (its sandbox, its own CUDA start-up) starts beside this side's. It is
     // spawned from this thread: its sandbox dies with the thread that spawned it. Without a
     // device, that is the answer, whatever the harness did.
+    const auto spawning = Clock::now();
     try {
       session.spawn();
+      spawn_ms = ms_between(spawning, Clock::now());
     } catch (...) {
       if (!has_device.get()) throw labkit::network::NoDevice(no_device);
+      explain_sandbox();
       throw;
     }
     // Beside them, with the tensor file for conv1 (1.3 GB at batch 10000) made by a child
     // process, the harness is greeted (its pinned arrays made by then) and maps the file
     // (harness.cpp's Tensors::map): all in its own process, instead of inside conv1's requests.
     std::future<void> greeted = std::async(std::launch::async, [&, batch] {
-      if (!network_batch) return session.greet();
+      const auto spawned = Clock::now();
+      if (!network_batch) {
+        session.greet();
+        hello_ms = ms_between(spawned, Clock::now());
+        ready_ms = ms_between(program_start, Clock::now());
+        return;
+      }
       const std::size_t bytes = labkit::judge::network_conv_bytes(labkit::reference::network::conv1_shape(batch));
       session.tensors().reserve(bytes);
       const pid_t populating = spawn_populate(session.tensors().fd(), bytes);
       session.greet();
+      const auto hello = Clock::now();
+      hello_ms = ms_between(spawned, hello);
       if (populating > 0) ::waitpid(populating, nullptr, 0);
       session.call({{"op", "ping"}}, "the harness mapping the tensor file");
+      tensor_file_ms = ms_between(hello, Clock::now());
+      ready_ms = ms_between(program_start, Clock::now());
     });
     auto ready = [&] {  // this side's CUDA first: without a device, that is the answer
       if (started.valid()) started.get();
-      if (greeted.valid()) greeted.get();
+      if (greeted.valid()) {
+        try {
+          greeted.get();
+        } catch (...) {
+          explain_sandbox();
+          throw;
+        }
+      }
     };
     const labkit::Precision p = labkit::precision_from_string(precision);
     labkit::network::RemoteConv conv;
@@ -166,7 +204,24 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
           if (!conv) conv = labkit::judge::remote_conv(session, *flush);
           conv(s, in, mask, out, t);
         },
-        labkit::to_string(p)};  // its roofline is that of its precision class
+        labkit::to_string(p),  // its roofline is that of its precision class
+        [&]() -> std::vector<labkit::network::StartupPhase> {
+          // The harness's own two parts as it said them (its process: shown, never trusted for
+          // a verdict), each held to the judge's spawn-to-hello time around them.
+          const nlohmann::json said = session.hello().value("startup_ms", nlohmann::json::object());
+          const auto part = [&](const char* key) {
+            const auto it = said.is_object() ? said.find(key) : said.end();
+            const double v = it != said.end() && it->is_number() ? it->get<double>() : 0.0;
+            return std::isfinite(v) ? std::clamp(v, 0.0, hello_ms) : 0.0;
+          };
+          return {{"judge's CUDA start-up", judge_cuda_ms},
+                  {"sandbox command and spawn", spawn_ms},
+                  {"spawn to hello", hello_ms},
+                  {"of which the harness's CUDA", part("cuda")},
+                  {"of which its pinned arrays", part("pinned")},
+                  {"tensor file after hello", tensor_file_ms},
+                  {"harness ready after the program's start", ready_ms}};
+        }};
     std::function<void(const labkit::ConvShape&, float, float, int, labkit::network::LayerTiming&)> repeat_op;
     const auto repeats = [&](const labkit::ConvShape& s, float lo, float hi, int n, labkit::network::LayerTiming& t) {
       ready();

@@ -335,13 +335,20 @@ std::string render(const Report& r, Format f) {
       std::vector<Entry> column;
       for (const auto& row : r.runs) column.push_back(row.at(k));
       text += compare_table(r.batches[k], column, f) + gap;
-      if (f == Format::md && k + 1 == r.batches.size()) text += render_cells(breakdown_cells(r.batches[k], column, false), f) + gap;
+      if (f == Format::md && k + 1 == r.batches.size()) {
+        text += render_cells(breakdown_cells(r.batches[k], column, false), f) + gap;
+        if (const Cells startup = startup_cells(r.batches[k], column); !startup.rows.empty())
+          text += render_cells(startup, f) + gap;
+      }
     }
   } else {
     for (const auto& row : r.runs) {
       text += milestone_table(row.empty() ? "" : row.front().name, row, f) + gap;
-      if (f == Format::md && !row.empty() && row.back().run)
+      if (f == Format::md && !row.empty() && row.back().run) {
         text += render_cells(breakdown_cells(row.back().batch, {row.back()}, false), f) + gap;
+        if (const Cells startup = startup_cells(row.back().batch, {row.back()}); !startup.rows.empty())
+          text += render_cells(startup, f) + gap;
+      }
     }
   }
   if (f == Format::md) {

@@ -11,6 +11,7 @@
 //                      images it classifies differently from the first row
 //   breakdown_cells    where each run's Total Execution Time went (loading, conv layers, CPU
 //                      layers, the rest), under the comparison's largest batch
+//   startup_cells      where each harness's start-up went (the rows through a harness), under it
 //   compare_svg        the comparison at one batch as a bar chart (conv1 and conv2 stacked, one
 //                      bar per implementation), with the physical floor of conv1 + conv2 as a
 //                      line where a run recorded it (a lab's conv: the judge computes it), and
@@ -79,6 +80,9 @@ Cells compare_cells(int batch, const std::vector<Entry>& rows, bool csv);
 // epilog), the CPU layers and the rest (start-up, moving tensors between processes). Printed
 // under the comparison's last batch (md).
 Cells breakdown_cells(int batch, const std::vector<Entry>& rows, bool csv);
+// The harness start-up phases of the rows that ran through one (RunResult::startup_ms); no rows:
+// none did.
+Cells startup_cells(int batch, const std::vector<Entry>& rows);
 // Cells as md, csv or tex (json is rendered from the runs: runs_json).
 std::string render_cells(const Cells& c, Format f);
 // The runs as the json format writes them: every field of network_run.h plus name and batch, or

@@ -219,6 +219,7 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
   r.cpu_layers_s += seconds_since(cpu_start);
   r.total_s = seconds_since(opt.program_start);
   r.data_checksum = checksum.get();
+  if (backend.startup) r.startup_ms = backend.startup();
 
   if (backend.gpu && opt.op_repeats > 0) {
     repeat_op(*backend.gpu, s1, x.span(), model.conv1, y1.span(), *flush, opt.op_repeats, r.conv[0]);
@@ -252,6 +253,8 @@ RunResult run_network(const ConvBackend& backend, const RunOptions& opt) {
 }
 
 nlohmann::json to_json(const RunResult& r) {
+  nlohmann::json startup = nlohmann::json::array();  // [name, ms] pairs: the phases' order kept
+  for (const StartupPhase& p : r.startup_ms) startup.push_back({p.name, p.ms});
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerTiming& t : r.conv) {
     layers.push_back({{"op_ms", t.op_ms}, {"first_ms", t.first_ms}, {"samples_ms", t.samples_ms},
@@ -269,7 +272,7 @@ nlohmann::json to_json(const RunResult& r) {
           {"total_s", r.total_s},       {"load_s", r.load_s},
           {"cpu_layers_s", r.cpu_layers_s}, {"correct", r.correct},
           {"accuracy", r.accuracy},     {"predictions", r.predictions},
-          {"device", r.device},         {"sm_clock_mhz", r.sm_clock_mhz}};
+          {"device", r.device},         {"sm_clock_mhz", r.sm_clock_mhz}, {"startup_ms", startup}};
 }
 
 RunResult from_json(const nlohmann::json& j) {
@@ -298,6 +301,8 @@ RunResult from_json(const nlohmann::json& j) {
   r.cpu_layers_s = j.at("cpu_layers_s").get<double>();
   r.correct = j.at("correct").get<int>();
   r.accuracy = j.at("accuracy").get<double>();
+  if (const auto it = j.find("startup_ms"); it != j.end())  // absent from older files
+    for (const auto& p : *it) r.startup_ms.push_back({p.at(0).get<std::string>(), p.at(1).get<double>()});
   r.predictions = j.at("predictions").get<std::string>();
   r.device = j.at("device").get<std::string>();
   r.sm_clock_mhz = j.at("sm_clock_mhz").get<int>();

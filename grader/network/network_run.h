@@ -41,6 +41,12 @@ namespace labkit::network {
 
 struct LayerTiming;
 
+// One phase of a lab harness's start-up, in milliseconds of the host clock (labkit-network's run_lab).
+struct StartupPhase {
+  std::string name;
+  double ms = 0;
+};
+
 // A conv layer run elsewhere: a lab's conv through its harness (the judge's side runs it, checks
 // its output and times it; grader/judge/network_case.h). Fills `output` and `timing`.
 using RemoteConv = std::function<void(const ConvShape& shape, std::span<const float> input,
@@ -51,6 +57,9 @@ struct ConvBackend {
   const ConvOps* gpu = nullptr;  // the judge's own GPU code (baseline, cuDNN); nullptr: see remote
   RemoteConv remote;             // a lab's conv; neither set: the CPU reference
   std::string precision = "fp32";  // its precision class (lab.json "precision"), for its roofline
+  // A remote conv's harness start-up, phase by phase (RunResult::startup_ms), asked once the run
+  // is done; empty: none to report.
+  std::function<std::vector<StartupPhase>()> startup;
 };
 
 struct RunOptions {
@@ -99,6 +108,11 @@ struct RunResult {
   std::string predictions; // one digit per image, for comparing backends image by image
   std::string device;      // labkit::DeviceInfo::summary(), or "CPU" for the CPU reference
   int sm_clock_mhz = 0;    // read after the run (0: unavailable)
+  // Through a harness: where its start-up went (the judge's spawn, the harness's sandbox, CUDA and
+  // pinned arrays as the harness reported them, the tensor file), in the order they ran; these
+  // overlap the loading and one another, so they are not a split of Total Execution Time. Empty
+  // in-process and in older files.
+  std::vector<StartupPhase> startup_ms;
 };
 
 // A GPU conv without a usable CUDA device. The check runs beside the loading of the data (the

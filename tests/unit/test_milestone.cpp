@@ -194,3 +194,39 @@ TEST_CASE("where the Total Execution Time went: each part, the rest as 'Other', 
   rep.compare = false;
   CHECK(contains(ms::render(rep, ms::Format::md), "Where the Total Execution Time went** at batch 10000"));
 }
+
+TEST_CASE("where a harness's start-up went: its phases by name, in the json and back, only for rows that have them") {
+  RunResult lab = run(10000, 0.4, 0.44, 0.9, 0.92, "01");
+  lab.startup_ms = {{"judge's CUDA start-up", 180.4}, {"spawn to hello", 310.0}, {"of which the harness's CUDA", 150.2}};
+  RunResult in_process = run(10000, 5.0, 19.1, 0.7, 0.92, "01");  // no harness: no phases
+  RunResult other_kit = lab;  // a file whose phases are another kit's: what it lacks stays blank
+  other_kit.startup_ms = {{"spawn to hello", 400.0}};
+  const ms::Cells c = ms::startup_cells(
+      10000, {{"12-tensor-cores (solution)", 10000, lab, ""}, {"baseline (in-process)", 10000, in_process, ""},
+              {"older", 10000, other_kit, ""}, {"cudnn", 10000, std::nullopt, "no"}});
+  REQUIRE(c.rows.size() == 2);
+  CHECK(c.header == std::vector<std::string>{"Implementation", "judge's CUDA start-up", "spawn to hello",
+                                             "of which the harness's CUDA"});
+  CHECK(c.rows[0] == std::vector<std::string>{"12-tensor-cores (solution)", "180 ms", "310 ms", "150 ms"});
+  CHECK(c.rows[1] == std::vector<std::string>{"older", "", "400 ms", ""});
+  CHECK(contains(c.caption, "not a split of the total"));
+  CHECK(ms::startup_cells(10000, {{"baseline (in-process)", 10000, in_process, ""}}).rows.empty());
+  // The phases travel in the json format in their order; a file older than them has none.
+  const RunResult back = labkit::network::from_json(labkit::network::to_json(lab));
+  REQUIRE(back.startup_ms.size() == 3);
+  CHECK(back.startup_ms[1].name == "spawn to hello");
+  CHECK(back.startup_ms[1].ms == 310.0);
+  nlohmann::json old_file = labkit::network::to_json(lab);
+  old_file.erase("startup_ms");
+  CHECK(labkit::network::from_json(old_file).startup_ms.empty());
+  // In the Markdown under the breakdown, not in csv; absent where no row has phases.
+  ms::Report rep;
+  rep.compare = true;
+  rep.batches = {10000};
+  rep.runs = {{{"baseline (in-process)", 10000, in_process, ""}}, {{"12-tensor-cores (solution)", 10000, lab, ""}}};
+  const std::string md = ms::render(rep, ms::Format::md);
+  CHECK(md.find("Where the Total Execution Time went") < md.find("Where a harness's start-up went"));
+  CHECK_FALSE(contains(ms::render(rep, ms::Format::csv), "start-up went"));
+  rep.runs.pop_back();
+  CHECK_FALSE(contains(ms::render(rep, ms::Format::md), "start-up went"));
+}

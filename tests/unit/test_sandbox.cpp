@@ -171,6 +171,26 @@ TEST_CASE("read-only everywhere but /tmp and /dev/shm, which start empty and sto
   CHECK(!fs::exists(fs::path("/dev/shm") / fill));
 }
 
+TEST_CASE("assume() finds the bwrap probe() found and runs nothing; a command from it runs as one from probe()") {
+  const sb::Probe assumed = sb::assume(bwrap().bwrap);
+  CHECK(assumed.available);
+  CHECK(assumed.bwrap == bwrap().bwrap);
+  CHECK(assumed.version.empty());  // nothing ran
+  CHECK_FALSE(assumed.seccomp);
+  Scratch s("assume");
+  write_file(s.dir / "hello.sh", "#!/bin/sh\necho hello\n", fs::perms::owner_all);
+  sb::Policy policy = exposing(s.dir);
+  policy.executable = s.dir / "hello.sh";
+  const auto r = sp::run(sb::command(assumed, policy, {sb::kInsidePath}));
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "hello\n");
+  // A bwrap that is not there: not available, and why says where it looked.
+  const sb::Probe missing = sb::assume(s.dir / "no-bwrap");
+  CHECK_FALSE(missing.available);
+  CHECK(contains(missing.why, "no-bwrap"));
+}
+
 TEST_CASE("the executable runs at /labkit/harness, given by a relative path inside a hidden directory") {
   Scratch s("exe");
   const fs::path e = s.dir / "exposed", kit = e / "build dir";
