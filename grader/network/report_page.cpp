@@ -163,6 +163,11 @@ std::string report_page(const ms::Report& report, const std::string& saved_from)
       page.heading(2, "Where the Total Execution Time went", "breakdown");
       page.table(table_of(parts, "breakdown"));
     }
+    const ms::Cells startup = ms::startup_cells(report.batches.empty() ? 0 : report.batches.back(), last);
+    if (!startup.rows.empty()) {
+      page.heading(2, "Where a harness's start-up went", "startup");
+      page.table(table_of(startup, "startup"));
+    }
   }
   page.heading(2, "Milestone tables", "milestones");
   for (std::size_t s = 0; s < report.runs.size(); ++s) {

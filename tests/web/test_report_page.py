@@ -64,8 +64,20 @@ try:
         c.equal(norm(t["breakdown"]["caption"]), norm(caption), "#breakdown caption")
         c.equal([texts(row) for row in t["breakdown"]["rows"]], [[norm(x) for x in r] for r in rows], "#breakdown rows")
 
+    # Where a harness's start-up went (runs saved with startup_ms): the page's #startup, cell for
+    # cell; a fixture without them has neither.
+    def is_startup(table):
+        return table[0].startswith("Where a harness's start-up went")
+    starts = [m for m in md_tables(compare_md) if is_startup(m)]
+    c.equal("startup" in t, bool(starts), "a table #startup where the Markdown has one")
+    if starts and "startup" in t:
+        caption, header, rows = starts[0]
+        c.equal([norm(h) for h in t["startup"]["header"]], header, "#startup columns")
+        c.equal(norm(t["startup"]["caption"]), norm(caption), "#startup caption")
+        c.equal([texts(row) for row in t["startup"]["rows"]], [[norm(x) for x in r] for r in rows], "#startup rows")
+
     # The comparison: one table per batch, the Markdown's cells exactly, the CSV's numbers.
-    md = [m for m in md_tables(compare_md) if not is_breakdown(m)]
+    md = [m for m in md_tables(compare_md) if not is_breakdown(m) and not is_startup(m)]
     c.equal(len(md), len(batches), "Markdown comparison tables")
     csv_blocks = [blk for blk in compare_csv.split("\n\n") if blk.strip()]
     for k, batch in enumerate(batches):
@@ -93,10 +105,11 @@ try:
                         f"#{tid} {line['implementation']} {col}: page {cell['sort']}, CSV {line[key]}")
 
     # The milestone tables: one per implementation, the Markdown's cells exactly.
-    md = [m for m in md_tables(milestone_md) if not is_breakdown(m)]
+    md = [m for m in md_tables(milestone_md) if not is_breakdown(m) and not is_startup(m)]
     c.equal(len(md), len(names), "Markdown milestone tables")
     # Under each implementation's table, where its largest batch's time went (when that run worked).
-    c.equal(len(md_tables(milestone_md)) - len(md), sum(1 for n in names if "error" not in runs[(n, batches[-1])]),
+    c.equal(sum(1 for m in md_tables(milestone_md) if is_breakdown(m)),
+            sum(1 for n in names if "error" not in runs[(n, batches[-1])]),
             "Markdown breakdown tables (one per implementation whose largest batch ran)")
     for n, (caption, header, rows) in enumerate(md, start=1):
         tid = f"milestone-{n}"
