@@ -218,13 +218,18 @@ std::vector<fs::path> gpu_device_nodes(const fs::path& dev) {
   return nodes;
 }
 
-Probe probe(const fs::path& bwrap_hint) {
+Probe assume(const fs::path& bwrap_hint) {
   Probe p;
   p.bwrap = find_bwrap(bwrap_hint, p.why);
-  if (p.bwrap.empty()) {
-    p.bwrap = bwrap_hint;
-    return p;
-  }
+  if (p.bwrap.empty()) p.bwrap = bwrap_hint;
+  else p.available = true;
+  return p;
+}
+
+Probe probe(const fs::path& bwrap_hint) {
+  Probe p = assume(bwrap_hint);
+  if (!p.available) return p;
+  p.available = false;  // until the sandboxed run below says so
   subprocess::Options o;
   o.timeout = std::chrono::seconds(10);
   const auto version = subprocess::run({p.bwrap.string(), "--version"}, o);
@@ -262,14 +267,6 @@ Probe probe(const fs::path& bwrap_hint) {
     const std::string line = first_line(rs.err);
     p.seccomp_why = line.empty() ? fmt::format("{} {}", p.bwrap.string(), rs.describe()) : line;
   }
-  return p;
-}
-
-Probe assume(const fs::path& bwrap_hint) {
-  Probe p;
-  p.bwrap = find_bwrap(bwrap_hint, p.why);
-  if (p.bwrap.empty()) p.bwrap = bwrap_hint;
-  else p.available = true;
   return p;
 }
 

@@ -321,6 +321,16 @@ std::string compare_svg(int batch, const std::vector<Entry>& rows, const std::st
   return svg + "</svg>\n";
 }
 
+namespace {
+// Under a batch's tables (md): where the Total Execution Time went, then, for the rows that ran
+// through a harness, where its start-up went.
+std::string where_it_went(int batch, const std::vector<Entry>& rows, const std::string& gap) {
+  std::string text = render_cells(breakdown_cells(batch, rows, false), Format::md) + gap;
+  if (const Cells startup = startup_cells(batch, rows); !startup.rows.empty()) text += render_cells(startup, Format::md) + gap;
+  return text;
+}
+}  // namespace
+
 std::string render(const Report& r, Format f) {
   const std::string gap = f == Format::json ? "" : "\n";
   std::string text;
@@ -335,20 +345,12 @@ std::string render(const Report& r, Format f) {
       std::vector<Entry> column;
       for (const auto& row : r.runs) column.push_back(row.at(k));
       text += compare_table(r.batches[k], column, f) + gap;
-      if (f == Format::md && k + 1 == r.batches.size()) {
-        text += render_cells(breakdown_cells(r.batches[k], column, false), f) + gap;
-        if (const Cells startup = startup_cells(r.batches[k], column); !startup.rows.empty())
-          text += render_cells(startup, f) + gap;
-      }
+      if (f == Format::md && k + 1 == r.batches.size()) text += where_it_went(r.batches[k], column, gap);
     }
   } else {
     for (const auto& row : r.runs) {
       text += milestone_table(row.empty() ? "" : row.front().name, row, f) + gap;
-      if (f == Format::md && !row.empty() && row.back().run) {
-        text += render_cells(breakdown_cells(row.back().batch, {row.back()}, false), f) + gap;
-        if (const Cells startup = startup_cells(row.back().batch, {row.back()}); !startup.rows.empty())
-          text += render_cells(startup, f) + gap;
-      }
+      if (f == Format::md && !row.empty() && row.back().run) text += where_it_went(row.back().batch, {row.back()}, gap);
     }
   }
   if (f == Format::md) {
