@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <future>
 #include <string>
 #include <vector>
 
@@ -74,7 +73,7 @@ json failure(const char* kind, int code, const std::string& name, const std::str
   return {{"kind", kind}, {"code", code}, {"name", name}, {"phase", g_phase.load()}, {"message", message}};
 }
 
-int serve(const LabProgram& lab, const std::vector<std::size_t>& reserve_pinned, std::size_t map_tensors, bool trace) {
+int serve(const LabProgram& lab, const std::vector<std::size_t>& reserve_pinned, bool trace) {
   using wire::Type;
   // Kernels, copies and memsets recorded from here to the end, timed calls or not (server.h,
   // window_open): the lab cannot switch its technique on only while the judge watches. Before
@@ -86,14 +85,6 @@ int serve(const LabProgram& lab, const std::vector<std::size_t>& reserve_pinned,
   // before hello. Made after hello, on a request, they cost 0.19 s between the hello and conv1 on
   // an H100 host. A failure leaves the arrays to be made when needed.
   std::function<void()> reserved = lab.conv ? conv_reserve_early(reserve_pinned) : [] {};
-  // The tensor file (--map-tensors, sized by the judge before the spawn): mapped and its pages
-  // populated on another thread during CUDA's start-up too, instead of on the first request after
-  // hello, where conv1 waited 55-290 ms for it at batch 10000 (H200 hosts). A failure leaves the
-  // mapping to the first request, which reports it.
-  Tensors tensors;
-  std::future<void> mapped;
-  if (map_tensors > 0)
-    mapped = std::async(std::launch::async, [&tensors, map_tensors] { tensors.map(wire::kTensorFd, map_tensors); });
   // CUDA's start-up (the context, and every module with CUDA_MODULE_LOADING=EAGER) before
   // hello, not inside the lab's first prolog: the judge spawns the harness early (labkit-network
   // while the test set loads), so this overlaps its own work; in the first prolog it cost 0.15-0.2
@@ -112,21 +103,14 @@ int serve(const LabProgram& lab, const std::vector<std::size_t>& reserve_pinned,
   } catch (const std::exception&) {
     cudaGetLastError();
   }
-  const double pinned_ms = ms_since(pinned_start);
-  const auto file_start = Clock::now();
-  if (mapped.valid()) {
-    try {
-      mapped.get();
-    } catch (const std::exception&) {
-    }
-  }
-  // Its start-up's three parts, one after the other, for the network's "where the start-up went"
-  // (labkit-network): the judge shows them as this process says, and times the whole from its side.
+  // Its start-up's two parts, for the network's "where the start-up went" (labkit-network): the
+  // judge shows them as this process says, and times the whole from its side.
   const json hello{{"protocol", wire::kVersion},
                    {"lab", lab.id},
                    {"kind", lab.conv ? "conv" : "map"},
-                   {"startup_ms", {{"cuda", cuda_ms}, {"pinned", pinned_ms}, {"tensor_file", ms_since(file_start)}}}};
+                   {"startup_ms", {{"cuda", cuda_ms}, {"pinned", ms_since(pinned_start)}}}};
   if (!wire::write_frame(wire::kReplyFd, Type::hello, 0, hello.dump())) return 3;
+  Tensors tensors;
   for (;;) {
     wire::Frame f;
     std::string why;
@@ -173,7 +157,7 @@ int serve(const LabProgram& lab, const std::vector<std::size_t>& reserve_pinned,
   }
 }
 
-// --reserve-pinned=N1,N2,...: float counts, before --channel (--map-tensors=BYTES: one count).
+// --reserve-pinned=N1,N2,...: float counts, before --channel.
 bool parse_reserve(const char* list, std::vector<std::size_t>& floats) {
   for (const char* p = list; *p;) {
     char* end = nullptr;
@@ -189,27 +173,20 @@ bool parse_reserve(const char* list, std::vector<std::size_t>& floats) {
 
 int main(int argc, char** argv, const LabProgram& lab) {
   constexpr const char* kReserve = "--reserve-pinned=";
-  constexpr const char* kMap = "--map-tensors=";
-  const auto starts = [](const char* arg, const char* with) { return std::strncmp(arg, with, std::strlen(with)) == 0; };
-  std::vector<std::size_t> reserve_pinned, map_tensors;
+  std::vector<std::size_t> reserve_pinned;
   bool trace = true;  // --no-trace: under compute-sanitizer, which CUPTI must not meet
   int i = 1;
-  for (; i < argc && (starts(argv[i], kReserve) || starts(argv[i], kMap) || std::strcmp(argv[i], "--no-trace") == 0); ++i) {
+  for (; i < argc && (std::strncmp(argv[i], kReserve, std::strlen(kReserve)) == 0 || std::strcmp(argv[i], "--no-trace") == 0); ++i) {
     if (std::strcmp(argv[i], "--no-trace") == 0) {
       trace = false;
       continue;
     }
-    const bool map = starts(argv[i], kMap);
-    const char* name = map ? kMap : kReserve;
-    std::vector<std::size_t>& into = map ? map_tensors : reserve_pinned;
-    if (!parse_reserve(argv[i] + std::strlen(name), into) || (map && into.size() != 1)) {
-      fmt::print(stderr, "{}: {} wants {}, got \"{}\"\n", argv[0], name,
-                 map ? "one byte count" : "float counts separated by commas", argv[i]);
+    if (!parse_reserve(argv[i] + std::strlen(kReserve), reserve_pinned)) {
+      fmt::print(stderr, "{}: {} wants float counts separated by commas, got \"{}\"\n", argv[0], kReserve, argv[i]);
       return 2;
     }
   }
-  if (i < argc && std::strcmp(argv[i], "--channel") == 0)
-    return serve(lab, reserve_pinned, map_tensors.empty() ? 0 : map_tensors.back(), trace);
+  if (i < argc && std::strcmp(argv[i], "--channel") == 0) return serve(lab, reserve_pinned, trace);
   if (argc >= 2 && std::strcmp(argv[1], "--profile") == 0) return profile_main(argc, argv, lab);
   fmt::print(stderr,
              "{}: the harness of lab {}: it runs the lab's code for the judge and grades nothing.\n"

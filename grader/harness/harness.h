@@ -26,8 +26,7 @@
 //                reply -> done {host_ms, activity?}
 // `--reserve-pinned=N1,N2` before `--channel`: pinned host arrays of those float counts, made
 // before hello (their pages during CUDA's start-up); each serves any later prepare whose array it
-// can hold (the network program's conv1 input and output). `--map-tensors=BYTES`: the tensor file,
-// already that size, mapped and populated before hello too (beside CUDA's start-up).
+// can hold (the network program's conv1 input and output).
 //   map  check  {dims, in, out}; map prepare {dims, seed}; map run; map finish {out}
 // A lab that throws gets `failed` {kind: "cuda"|"lab", code, name, phase, message}.
 #pragma once

@@ -103,7 +103,7 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
   const auto ms_between = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
-  double judge_cuda_ms = 0, spawn_ms = 0, hello_ms = 0, tensor_file_ms = 0, pages_wait_ms = 0, ready_ms = 0;
+  double judge_cuda_ms = 0, spawn_ms = 0, hello_ms = 0, tensor_file_ms = 0, ready_ms = 0;
   std::future<void> started = std::async(std::launch::async, [&] {
     const auto t0 = Clock::now();
     const bool found = labkit::cuda_device_available();
@@ -142,23 +142,11 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
     // its cost per kernel would be paid for nothing. The output is still sealed by the digest and
     // checked, and the Op Time bounded, as before.
     so.harness_args.push_back("--no-trace");
-    const std::size_t tensor_bytes =
-        network_batch ? labkit::judge::network_conv_bytes(labkit::reference::network::conv1_shape(batch)) : 0;
     if (network_batch) {
       const labkit::ConvShape s1 = labkit::reference::network::conv1_shape(batch);
       so.harness_args.push_back(fmt::format("--reserve-pinned={},{}", s1.input_size(), s1.output_size()));
-      so.harness_args.push_back(fmt::format("--map-tensors={}", tensor_bytes));
     }
     labkit::Session session(so);
-    // The tensor file for conv1 (1.3 GB at batch 10000), sized before the spawn so that the
-    // harness maps it during its CUDA start-up (--map-tensors); its pages are made first by a
-    // child process, beside everything else, and by the harness's mapping where the child has
-    // not reached yet.
-    pid_t populating = -1;
-    if (network_batch) {
-      session.tensors().reserve(tensor_bytes);
-      populating = spawn_populate(session.tensors().fd(), tensor_bytes);
-    }
     // The lab's harness (its sandbox, its own CUDA start-up) starts beside this side's. It is
     // spawned from this thread: its sandbox dies with the thread that spawned it. Without a
     // device, that is the answer, whatever the harness did.
@@ -171,20 +159,26 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
       explain_sandbox();
       throw;
     }
-    // Beside them, the harness is greeted (its pinned arrays made and the tensor file mapped by
-    // then), all in its own process, instead of inside conv1's requests.
-    std::future<void> greeted = std::async(std::launch::async, [&, populating] {
+    // Beside them, with the tensor file for conv1 (1.3 GB at batch 10000) made by a child
+    // process, the harness is greeted (its pinned arrays made by then) and maps the file
+    // (harness.cpp's Tensors::map): all in its own process, instead of inside conv1's requests.
+    std::future<void> greeted = std::async(std::launch::async, [&, batch] {
       const auto spawned = Clock::now();
+      if (!network_batch) {
+        session.greet();
+        hello_ms = ms_between(spawned, Clock::now());
+        ready_ms = ms_between(program_start, Clock::now());
+        return;
+      }
+      const std::size_t bytes = labkit::judge::network_conv_bytes(labkit::reference::network::conv1_shape(batch));
+      session.tensors().reserve(bytes);
+      const pid_t populating = spawn_populate(session.tensors().fd(), bytes);
       session.greet();
       const auto hello = Clock::now();
       hello_ms = ms_between(spawned, hello);
-      if (network_batch) {
-        if (populating > 0) ::waitpid(populating, nullptr, 0);
-        pages_wait_ms = ms_between(hello, Clock::now());
-        // The harness maps the file again here only where its own mapping failed.
-        session.call({{"op", "ping"}}, "the harness mapping the tensor file");
-        tensor_file_ms = ms_between(hello, Clock::now());
-      }
+      if (populating > 0) ::waitpid(populating, nullptr, 0);
+      session.call({{"op", "ping"}}, "the harness mapping the tensor file");
+      tensor_file_ms = ms_between(hello, Clock::now());
       ready_ms = ms_between(program_start, Clock::now());
     });
     auto ready = [&] {  // this side's CUDA first: without a device, that is the answer
@@ -225,9 +219,7 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
                   {"spawn to hello", hello_ms},
                   {"of which the harness's CUDA", part("cuda")},
                   {"of which its pinned arrays", part("pinned")},
-                  {"of which its tensor file", part("tensor_file")},
                   {"tensor file after hello", tensor_file_ms},
-                  {"of which waiting for its pages", pages_wait_ms},
                   {"harness ready after the program's start", ready_ms}};
         }};
     std::function<void(const labkit::ConvShape&, float, float, int, labkit::network::LayerTiming&)> repeat_op;
