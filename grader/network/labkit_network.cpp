@@ -103,7 +103,7 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
   const auto ms_between = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
-  double judge_cuda_ms = 0, spawn_ms = 0, hello_ms = 0, tensor_file_ms = 0, ready_ms = 0;
+  double judge_cuda_ms = 0, spawn_ms = 0, hello_ms = 0, tensor_file_ms = 0, pages_wait_ms = 0, ready_ms = 0;
   std::future<void> started = std::async(std::launch::async, [&] {
     const auto t0 = Clock::now();
     const bool found = labkit::cuda_device_available();
@@ -177,6 +177,7 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
       const auto hello = Clock::now();
       hello_ms = ms_between(spawned, hello);
       if (populating > 0) ::waitpid(populating, nullptr, 0);
+      pages_wait_ms = ms_between(hello, Clock::now());
       session.call({{"op", "ping"}}, "the harness mapping the tensor file");
       tensor_file_ms = ms_between(hello, Clock::now());
       ready_ms = ms_between(program_start, Clock::now());
@@ -220,6 +221,7 @@ int run_lab(int argc, char** argv, std::chrono::steady_clock::time_point program
                   {"of which the harness's CUDA", part("cuda")},
                   {"of which its pinned arrays", part("pinned")},
                   {"tensor file after hello", tensor_file_ms},
+                  {"of which waiting for its pages", pages_wait_ms},
                   {"harness ready after the program's start", ready_ms}};
         }};
     std::function<void(const labkit::ConvShape&, float, float, int, labkit::network::LayerTiming&)> repeat_op;
