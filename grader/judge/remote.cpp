@@ -20,6 +20,7 @@
 #include "grader/protocol/fresh.h"
 #include "grader/protocol/host_digest.h"
 #include "grader/judge/check.h"
+#include "grader/judge/digest_block.h"
 #include "labkit/cuda_check.h"
 #include "grader/core/random.h"
 
@@ -54,25 +55,6 @@ void copy_streaming(float* dst, const std::uint32_t* src, std::size_t len) {
   for (; j < len; ++j) dst[j] = std::bit_cast<float>(src[j]);
 }
 
-// One block's share of the digest, and how many of its elements have an all-ones exponent (poison,
-// NaN, inf). The digest's two 64-bit multiplies an element are most of the judge's read of an
-// output (about 80 ms of conv1's 1 GB at batch 10000 on 16 threads of an H100 host): built for
-// AVX2 and AVX-512 too and chosen when the program loads (measured on one core: 3.0 ns an element
-// in SSE2, 1.7 in AVX2, 1.2 in AVX-512).
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__)
-__attribute__((target_clones("default", "avx2", "arch=x86-64-v4")))
-#endif
-std::uint64_t digest_block(const std::uint32_t* block, std::size_t len, std::size_t first, std::size_t& bad) {
-  std::uint64_t digest = 0;
-  std::size_t exponent_ones = 0;
-  for (std::size_t j = 0; j < len; ++j) {
-    digest += fresh::digest_term(block[j], first + j);
-    // Poison (all ones) is a NaN pattern: one exponent test finds poison, NaN and inf.
-    exponent_ones += (block[j] & 0x7F800000u) == 0x7F800000u;
-  }
-  bad = exponent_ones;
-  return digest;
-}
 }  // namespace
 
 SealedRead read_sealed(std::span<const float> shared, std::span<const std::size_t> positions,

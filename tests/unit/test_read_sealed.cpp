@@ -2,7 +2,8 @@
 // the harness's formula over every element, poison (all ones) and NaN/inf are counted apart and
 // the first few named in index order, the values at the asked positions come back in their order,
 // and the judge's own copy (written with streaming stores where the CPU has them) equals the
-// source, whatever the alignment of the copy and wherever the chunks of the threads begin.
+// source, whatever the alignment of the copy and wherever the chunks of the threads begin. Each
+// build of the block digest this CPU runs (baseline, AVX2, AVX-512) gives the formula's sum.
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -11,7 +12,9 @@
 #include <limits>
 #include <vector>
 
+#include "grader/judge/digest_block.h"
 #include "grader/judge/remote.h"
+#include "grader/protocol/fresh.h"
 #include "grader/protocol/host_digest.h"
 
 namespace {
@@ -72,4 +75,38 @@ TEST_CASE("read_sealed: without a copy, and at most max_bad named") {
   CHECK(r.bad.front().first == 100);
   CHECK(r.bad.back().first == 103);
   CHECK(r.digest == labkit::fresh::host_digest(shared));
+}
+
+TEST_CASE("digest_block: every build this CPU runs gives the formula's sum and count") {
+  std::vector<std::uint32_t> block(4096 + 7);
+  std::uint64_t x = 0x243F6A8885A308D3ull;
+  for (auto& b : block) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    b = static_cast<std::uint32_t>(x >> 32);
+  }
+  block[3] = 0xFFFFFFFFu;
+  block[100] = 0x7F800000u;  // inf
+  block[4100] = 0x7FC00001u;  // a NaN
+  for (std::size_t len : {std::size_t(0), std::size_t(1), std::size_t(15), std::size_t(4096), block.size()}) {
+    const std::size_t first = 123456789;
+    std::uint64_t want = 0;
+    std::size_t want_bad = 0;
+    for (std::size_t j = 0; j < len; ++j) {
+      want += labkit::fresh::digest_term(block[j], first + j);
+      want_bad += (block[j] & 0x7F800000u) == 0x7F800000u;
+    }
+    for (labkit::judge::DigestIsa isa : {labkit::judge::DigestIsa::baseline, labkit::judge::DigestIsa::avx2,
+                                         labkit::judge::DigestIsa::avx512}) {
+      if (!labkit::judge::cpu_runs(isa)) continue;
+      CAPTURE(len);
+      CAPTURE(static_cast<int>(isa));
+      std::size_t bad = 99;
+      CHECK(labkit::judge::digest_block(isa, block.data(), len, first, bad) == want);
+      CHECK(bad == want_bad);
+    }
+    std::size_t bad = 99;
+    CHECK(labkit::judge::digest_block(block.data(), len, first, bad) == want);
+    CHECK(bad == want_bad);
+  }
+  CHECK(labkit::judge::cpu_runs(labkit::judge::DigestIsa::baseline));
 }
