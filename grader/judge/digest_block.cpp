@@ -1,5 +1,7 @@
 #include "digest_block.h"
 
+#include <stdexcept>
+
 #include "grader/protocol/fresh.h"
 
 namespace labkit::judge {
@@ -42,12 +44,6 @@ std::uint64_t digest_avx512(const std::uint32_t* b, std::size_t len, std::size_t
 }
 #endif
 
-DigestIsa best_isa() {
-  if (cpu_runs(DigestIsa::avx512)) return DigestIsa::avx512;
-  if (cpu_runs(DigestIsa::avx2)) return DigestIsa::avx2;
-  return DigestIsa::baseline;
-}
-
 }  // namespace
 
 bool cpu_runs(DigestIsa isa) {
@@ -65,17 +61,33 @@ bool cpu_runs(DigestIsa isa) {
 #endif
 }
 
-std::uint64_t digest_block(DigestIsa isa, const std::uint32_t* block, std::size_t len, std::size_t first, std::size_t& bad) {
+namespace {
+using Build = std::uint64_t (*)(const std::uint32_t*, std::size_t, std::size_t, std::size_t&);
+
+Build build_of(DigestIsa isa) {
+  if (!cpu_runs(isa)) throw std::invalid_argument("digest_block: this CPU cannot run the build asked for");
 #if LABKIT_DIGEST_X86
-  if (isa == DigestIsa::avx512 && cpu_runs(isa)) return digest_avx512(block, len, first, bad);
-  if (isa == DigestIsa::avx2 && cpu_runs(isa)) return digest_avx2(block, len, first, bad);
+  if (isa == DigestIsa::avx512) return &digest_avx512;
+  if (isa == DigestIsa::avx2) return &digest_avx2;
 #endif
-  return digest_baseline(block, len, first, bad);
+  return &digest_baseline;
+}
+
+// The best build this CPU runs, found once (not per block: the read calls it every 4096 elements).
+Build best_build() {
+  for (DigestIsa isa : {DigestIsa::avx512, DigestIsa::avx2})
+    if (cpu_runs(isa)) return build_of(isa);
+  return build_of(DigestIsa::baseline);
+}
+}  // namespace
+
+std::uint64_t digest_block(DigestIsa isa, const std::uint32_t* block, std::size_t len, std::size_t first, std::size_t& bad) {
+  return build_of(isa)(block, len, first, bad);
 }
 
 std::uint64_t digest_block(const std::uint32_t* block, std::size_t len, std::size_t first, std::size_t& bad) {
-  static const DigestIsa best = best_isa();
-  return digest_block(best, block, len, first, bad);
+  static const Build best = best_build();
+  return best(block, len, first, bad);
 }
 
 }  // namespace labkit::judge
