@@ -18,15 +18,12 @@
 
 #include "grader/protocol/chunks.h"
 #include "grader/protocol/fresh.h"
-#include "grader/protocol/host_digest.h"
 #include "grader/judge/check.h"
 #include "grader/judge/digest_block.h"
 #include "labkit/cuda_check.h"
 #include "grader/core/random.h"
 
 namespace labkit::judge {
-
-std::uint64_t host_digest(std::span<const float> data) { return fresh::host_digest(data); }
 
 std::uint64_t secret_draw() {
   std::uint64_t v = 0;

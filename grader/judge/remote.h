@@ -20,9 +20,6 @@
 
 namespace labkit::judge {
 
-// fresh::digest_term summed over `data` (several threads for big outputs).
-std::uint64_t host_digest(std::span<const float> data);
-
 // A timed call's output read where the harness left it (the tensor file), every element exactly
 // once: that one read feeds the digest, the scan for poison (0xFFFFFFFF) and NaN/inf, and the
 // values kept at `positions` (ascending). Reading twice would let a writer still running in the
