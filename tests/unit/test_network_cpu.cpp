@@ -1,11 +1,16 @@
 // The network's CPU layers (reference/network.h): pooling windows (the clipped last window of
 // maxpool 4 on 34 rows), ReLU, FC against hand sums, argmax ties, and the model files: round trip,
-// and a wrong shape, dtype or missing file each named in the error.
+// and a wrong shape, dtype or missing file each named in the error. The layers' loops are arranged
+// for speed; the plain loops below (network.h's formulas, one output at a time) must give the same
+// bits on the network's shapes and awkward ones, NaN, infinities and signed zeros included.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -51,6 +56,52 @@ std::string error_of(const fs::path& dir) {
     return e.what();
   }
   return "";
+}
+
+// network.h's relu_maxpool, one window at a time: max(0, the window's values), NaNs skipped.
+std::vector<float> plain_relu_maxpool(const std::vector<float>& in, int B, int C, int H, int W, int pool) {
+  const int Ho = (H + pool - 1) / pool, Wo = (W + pool - 1) / pool;
+  std::vector<float> out(std::size_t(B) * C * Ho * Wo);
+  for (int plane = 0; plane < B * C; ++plane)
+    for (int i = 0; i < Ho; ++i)
+      for (int j = 0; j < Wo; ++j) {
+        float m = 0.0f;
+        for (int r = i * pool; r < std::min(H, (i + 1) * pool); ++r)
+          for (int c = j * pool; c < std::min(W, (j + 1) * pool); ++c)
+            m = std::max(m, in[(std::size_t(plane) * H + r) * W + c]);
+        out[(std::size_t(plane) * Ho + i) * Wo + j] = m;
+      }
+  return out;
+}
+
+// network.h's fully_connected, one output at a time: n ascending, in float, then the bias.
+std::vector<float> plain_fully_connected(const std::vector<float>& x, int B, int N, const std::vector<float>& w,
+                                         const std::vector<float>& bias, int O, bool relu) {
+  std::vector<float> out(std::size_t(B) * O);
+  for (int b = 0; b < B; ++b)
+    for (int o = 0; o < O; ++o) {
+      float sum = 0.0f;
+      for (int n = 0; n < N; ++n) sum += x[std::size_t(b) * N + n] * w[std::size_t(o) * N + n];
+      sum += bias[o];
+      out[std::size_t(b) * O + o] = relu ? std::max(sum, 0.0f) : sum;
+    }
+  return out;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Values around zero with a few NaNs, infinities and signed zeros sprinkled in.
+std::vector<float> awkward_values(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), -0.0f, 0.0f};
+  for (std::size_t i = 0; i < n / 50 + 1; ++i) v[rng() % n] = specials[rng() % std::size(specials)];
+  return v;
 }
 
 }  // namespace
@@ -107,6 +158,44 @@ TEST_CASE("fully_connected: bias, ReLU and hand sums") {
   CHECK(out == std::vector<float>{1.5f, 2, -4, -6, -0.5f, 0, -10, 0});
   net::fully_connected(x, 2, 3, w, b, 4, true, out);
   CHECK(out == std::vector<float>{1.5f, 2, 0, 0, 0, 0, 0, 0});
+}
+
+TEST_CASE("relu_maxpool and fully_connected: the same bits as the plain loops") {
+  struct Pool {
+    int B, C, H, W, pool;
+  };
+  for (const Pool& p : {Pool{3, 4, 80, 80, 2}, Pool{2, 16, 34, 34, 4}, Pool{2, 3, 7, 5, 3}, Pool{1, 1, 1, 9, 4},
+                        Pool{2, 2, 6, 6, 1}}) {
+    CAPTURE(p.H);
+    CAPTURE(p.W);
+    CAPTURE(p.pool);
+    const std::vector<float> in = awkward_values(std::size_t(p.B) * p.C * p.H * p.W, unsigned(p.H * 100 + p.pool));
+    const int Ho = (p.H + p.pool - 1) / p.pool, Wo = (p.W + p.pool - 1) / p.pool;
+    std::vector<float> out(std::size_t(p.B) * p.C * Ho * Wo, -1.0f);
+    net::relu_maxpool(in, p.B, p.C, p.H, p.W, p.pool, out);
+    CHECK(same_bits(out, plain_relu_maxpool(in, p.B, p.C, p.H, p.W, p.pool)));
+  }
+  struct Fc {
+    int B, N, O;
+  };
+  for (const Fc& f : {Fc{5, 1296, 32}, Fc{7, 32, 10}, Fc{3, 9, 5}}) {
+    CAPTURE(f.N);
+    CAPTURE(f.O);
+    // Finite values (signed zeros kept): the sums' rounding is what is compared; a NaN's payload
+    // could differ with the order of an add's operands without any value being different.
+    const auto finite = [](std::vector<float> v) {
+      for (auto& e : v) e = std::isfinite(e) ? e : 0.25f;
+      return v;
+    };
+    const std::vector<float> x = finite(awkward_values(std::size_t(f.B) * f.N, unsigned(f.N)));
+    const std::vector<float> w = finite(awkward_values(std::size_t(f.O) * f.N, unsigned(f.N + 1)));
+    const std::vector<float> b = finite(awkward_values(std::size_t(f.O), unsigned(f.N + 2)));
+    for (bool relu : {false, true}) {
+      std::vector<float> out(std::size_t(f.B) * f.O, -1.0f);
+      net::fully_connected(x, f.B, f.N, w, b, f.O, relu, out);
+      CHECK(same_bits(out, plain_fully_connected(x, f.B, f.N, w, b, f.O, relu)));
+    }
+  }
 }
 
 TEST_CASE("argmax: the lowest index wins a tie") {
