@@ -4,8 +4,10 @@
 # MODE build (unit suite, any machine): the parameter mistakes exit 2 naming the file, then the
 #   two values are built with --build-only: both executables exist and differ. 77 when nvcc
 #   cannot be started.
-# MODE gpu (gpu suite): the sweep itself, graded and timed: exit 0, a table row per value, the
-#   chart with one line per grading shape. 77 without a CUDA device.
+# MODE gpu (gpu suite): the sweep itself, graded and timed: with --solution, exit 0, a passed row
+#   per value, the chart with one line per grading shape; without it (a kit exported for students:
+#   the skeleton), a graded row per value and the exit status those rows call for. 77 without a
+#   CUDA device.
 set -u
 labkit=$1
 mode=$2
