@@ -5,29 +5,27 @@
 //   build/bench/bench-network-cpu [--benchmark_filter=pool1]
 #include <benchmark/benchmark.h>
 
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "grader/core/random.h"
 #include "reference/network.h"
 
 namespace net = labkit::reference::network;
 
 namespace {
 
-std::vector<float> random_values(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+std::vector<float> random_values(std::size_t n, const char* name) {
   std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
+  labkit::fill_uniform(v, -1.0f, 1.0f, labkit::seed_for(408, name));
   return v;
 }
 
 // ReLU + maxpool over [B][C][H][W]: conv1's output (4 x 80 x 80, pool 2) or conv2's (16 x 34 x 34, pool 4).
 void pool(benchmark::State& state, int C, int H, int W, int window) {
   const int B = static_cast<int>(state.range(0));
-  const std::vector<float> in = random_values(std::size_t(B) * C * H * W, 1);
+  const std::vector<float> in = random_values(std::size_t(B) * C * H * W, "bench/pool-input");
   std::vector<float> out(std::size_t(B) * C * ((H + window - 1) / window) * ((W + window - 1) / window));
   for (auto _ : state) {
     net::relu_maxpool(in, B, C, H, W, window, out);
@@ -41,8 +39,9 @@ void pool(benchmark::State& state, int C, int H, int W, int window) {
 // FC + optional ReLU, [B][N] x [O][N]^T.
 void fc(benchmark::State& state, int N, int O, bool relu) {
   const int B = static_cast<int>(state.range(0));
-  const std::vector<float> x = random_values(std::size_t(B) * N, 2), w = random_values(std::size_t(O) * N, 3),
-                           b = random_values(std::size_t(O), 4);
+  const std::vector<float> x = random_values(std::size_t(B) * N, "bench/fc-input"),
+                           w = random_values(std::size_t(O) * N, "bench/fc-weight"),
+                           b = random_values(std::size_t(O), "bench/fc-bias");
   std::vector<float> out(std::size_t(B) * O);
   for (auto _ : state) {
     net::fully_connected(x, B, N, w, b, O, relu, out);
