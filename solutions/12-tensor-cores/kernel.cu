@@ -35,6 +35,9 @@
 #ifndef TC_TILE_BLOCKS
 #define TC_TILE_BLOCKS 4  // band_tiles_mma's blocks per SM in __launch_bounds__
 #endif
+#ifndef TC_TILE_STORES
+#define TC_TILE_STORES 2  // band_tiles_mma's output: 2 bulk copies from a stage in shared memory (sm_90+), 1 from registers
+#endif
 #ifndef TC_CONV2_KERNEL
 #define TC_CONV2_KERNEL 2  // conv2: 2 warpgroup_mma.cuh (sm_90a GPUs), 1 maps_mma.cuh
 #endif

@@ -81,13 +81,28 @@ int resident_blocks(Kernel kernel, int threads, unsigned bytes) {
   return std::max(1, per_sm) * sms;
 }
 
+inline int compute_capability_major() {
+  static int major = -1;  // per process: the harness runs on one GPU
+  if (major < 0) {
+    int device = 0;
+    LABKIT_CUDA_CHECK(cudaGetDevice(&device));
+    LABKIT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  }
+  return major;
+}
+
 // The input staged in shared memory (band_tiles_mma.cuh) when two tiles fit, else read from
 // global memory (conv_rows_mma.cuh).
 template <class T>
 void launch(float* output, const float* input, const float* mask, const labkit::ConvShape& s) {
   const int map_tiles = (s.M + T::maps - 1) / T::maps;
-  const BandGeometry bg = make_band_geometry<T>(s.B, s.M, s.C, s.H, s.W);
-  const std::size_t tiled_bytes = band_shared_bytes<T>(bg);
+  BandGeometry bg = make_band_geometry<T>(s.B, s.M, s.C, s.H, s.W);
+  enable_bulk_stores<T>(bg, output, compute_capability_major());
+  std::size_t tiled_bytes = band_shared_bytes<T>(bg);
+  if (tiled_bytes > kMaxSharedBytes && bg.stage_floats > 0) {  // no room for the stage: stores from registers
+    bg.stage_floats = 0;
+    tiled_bytes = band_shared_bytes<T>(bg);
+  }
   if (tiled_bytes <= kMaxSharedBytes) {
     static std::size_t cached_bytes = 0;
     static int slots = 0;

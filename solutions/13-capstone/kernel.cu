@@ -8,8 +8,9 @@
 //   * conv1 (M = 4, C = 1): lab 12's tensor-core conv with pixels in m and maps in n, by default
 //     (CAPSTONE_CONV1_TC = 1; band_tiles_mma.cuh on conv_rows_mma.cuh's tiling). Its pixel pairs
 //     fill all 8 columns of the MMA with conv1's 4 maps, which leaves the layer bound by its 1 GB
-//     output: 0.393 ms (0.533 ms), against 0.549-0.555 ms on the H100 for lab 11's fp32 constant-weight
-//     tile (CAPSTONE_CONV1_TC = 0 runs that one instead; its row tile before it: 0.70 ms).
+//     output: 0.393 ms (0.497 ms with its output in bulk copies, 0.533 ms before), against 0.549-0.555
+//     ms on the H100 for lab 11's fp32 constant-weight tile (CAPSTONE_CONV1_TC = 0 runs that one
+//     instead; its row tile before it: 0.70 ms).
 // The capstone's tolerance is fp16's, looser than either; both kernels stay inside their own.
 #ifndef CAPSTONE_CONV1_TC
 #define CAPSTONE_CONV1_TC 1  // conv1 on tensor cores (1) or lab 11's fp32 kernel (0)
