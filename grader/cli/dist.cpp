@@ -1,6 +1,7 @@
 // `labkit dist DIR` — the student distribution: the kit without its solutions and instructor-only
 // files (tools/dist/manifest.json), with the student README, and a .labkit-dist.json that says
-// where it came from. --check proves it stands alone: configure, build, `meson test --no-suite labs`.
+// where it came from. --check proves it stands alone: configure, build, `meson test --no-suite labs`
+// (--gpu-arch: the gpu_arch option of that configure).
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -29,6 +30,7 @@ struct DistOptions {
   std::string dir;
   bool force = false, check = false;
   double check_timeout_s = 3600;
+  std::string gpu_arch;  // --check's -Dgpu_arch; empty: the kit's default
 };
 
 struct Manifest {
@@ -125,9 +127,11 @@ int check_export(const fs::path& dir, const DistOptions& o) {
   so.timeout = std::chrono::milliseconds(static_cast<long long>(o.check_timeout_s * 1000));
   so.working_directory = dir;
   so.max_output_bytes = 64u << 20;
-  const std::vector<std::vector<std::string>> steps{
+  std::vector<std::vector<std::string>> steps{
       {meson.string(), "setup", "build", "--native-file", "tools/cuda.ini"},
       {meson.string(), "test", "-C", "build", "--no-suite", "labs", "--print-errorlogs"}};
+  // Passed as it is: meson itself reports a value it does not take (printed below on failure).
+  if (!o.gpu_arch.empty()) steps[0].push_back("-Dgpu_arch=" + o.gpu_arch);
   for (const auto& argv : steps) {
     fmt::print("check: {} (in {}) ...\n", fmt::join(argv.begin() + 1, argv.end(), " "), dir.string());
     std::fflush(stdout);
@@ -145,6 +149,10 @@ int check_export(const fs::path& dir, const DistOptions& o) {
 }
 
 int run_dist(const DistOptions& o) {
+  if (!o.gpu_arch.empty() && !o.check) {
+    fmt::print(stderr, "labkit dist: --gpu-arch is the gpu_arch option of --check's build: add --check, or leave it out\n");
+    return exit_code::kUsage;
+  }
   const fs::path root = fs::canonical(LABKIT_SOURCE_ROOT);
   if (fs::exists(root / kMarker)) {
     fmt::print(stderr, "labkit dist: {} is already a student distribution ({} is there): export from the instructor's kit\n",
@@ -213,6 +221,8 @@ void add_dist(CLI::App& app, int& status) {
   cmd->add_flag("--force", o->force, "replace an earlier export in DIR");
   cmd->add_flag("--check", o->check, "then configure, build and run `meson test --no-suite labs` in the export");
   cmd->add_option("--check-timeout", o->check_timeout_s, "seconds for each --check step")->check(CLI::Range(60.0, 86400.0));
+  cmd->add_option("--gpu-arch", o->gpu_arch,
+                  "the kit's gpu_arch option for --check's build, e.g. 9.0+PTX (default: the kit's)");
   cmd->callback([o, &status] {
     try {
       status = run_dist(*o);

@@ -62,8 +62,14 @@ cp -r "$tmp/class/submissions/." "$subs/"
 mkdir "$subs/s000-solution/labkit-main" && mv "$subs/s000-solution/labs" "$subs/s000-solution/labkit-main/"
 
 out=$tmp/out
+# --gpu-arch 9.0+PTX: one architecture for the kit build job and kim's own build, not the 4 targets
+# of gpu_arch "auto" without a GPU (CI's own build compiles for those). It saves little here (the
+# judge's few CUDA sources; its C++ is most of each build) but tests the option's way to the
+# tasks. The evidence reads the same PTX as with the fallback list: compute_90 (its first virtual
+# architecture), and lab 12's compute_90a, since sm_90 is in the list (grader/harness/meson.build).
+# --resubmit keeps it: it submits grade.sbatch again, whose environment holds it (LABKIT_BULK_GPU_ARCH).
 "$labkit" bulk submit "$subs" --out "$out" --task evidence --cpus-per-task 1 --time 00:30:00 \
-  --partition test --lab-timeout 120 --kit "$src" >"$tmp/submit.out" 2>&1
+  --partition test --lab-timeout 120 --gpu-arch 9.0+PTX --kit "$src" >"$tmp/submit.out" 2>&1
 status=$?
 cat "$tmp/submit.out"
 [[ $status -eq 0 ]] || { fail "bulk submit: exit $status"; exit 1; }
@@ -133,6 +139,8 @@ ls "$out"/kim/*.tmp-* >/dev/null 2>&1 && fail "temporary files left in $out/kim:
 
 grep -q "^status=ok$" "$out/kit-build/stamp" && echo "ok   kit build job: $(grep -E "^(status|seconds|node)=" "$out/kit-build/stamp" | tr '\n' ' ')" \
   || { fail "kit build stamp: $(cat "$out/kit-build/stamp" 2>/dev/null)"; tail -n 20 "$out/kit-build.log"; }
+grep -q "^options=.* -Dgpu_arch=9.0+PTX$" "$out/kit-build/stamp" && echo "ok   the kit build job used --gpu-arch: $(grep "^options=" "$out/kit-build/stamp")" \
+  || fail "--gpu-arch not in the kit build's options: $(grep "^options=" "$out/kit-build/stamp")"
 
 # Resubmit: kim's task alone, then everyone merges. The stamp made stale first: kim's task must
 # refuse the prebuilt kit and build it itself.
@@ -143,6 +151,8 @@ cat "$tmp/resubmit.out"
 job2=$(tail -n 1 "$out/job.txt")
 [[ $status -eq 0 && $job2 != "$job" ]] && grep -q "^#SBATCH --array=$kim " "$out/resubmit-1.sbatch" \
   && echo "ok   --resubmit: job $job2, --array=$kim (kim only)" || fail "--resubmit: exit $status"
+grep -q "^export LABKIT_BULK_GPU_ARCH=.*9\.0+PTX" "$out/resubmit-1.sbatch" && echo "ok   --resubmit keeps --gpu-arch 9.0+PTX" \
+  || fail "--resubmit lost --gpu-arch: $(grep LABKIT_BULK_GPU_ARCH "$out/resubmit-1.sbatch")"
 t2=$(date +%s)  # one task's build: its own wait
 while [[ -n $(squeue -h -j "$job2" 2>/dev/null) ]]; do
   if (($(date +%s) - t2 > limit)); then fail "job $job2 still running after $limit s"; scancel "$job2"; break; fi
