@@ -213,7 +213,13 @@ __global__ void __launch_bounds__(32 * TC_TILE_WARPS, TC_TILE_BLOCKS)
   float* tiles = smem + T::shared_bytes(g.C) / sizeof(float);  // 2 x [C][channel_floats]
   const int tile_floats = g.C * bg.channel_floats;
   float* stage = tiles + 2 * tile_floats;  // bulk stores: [T::maps][stage_floats]
+#if __CUDA_ARCH__ >= 900
   const bool bulk = bg.stage_floats > 0;
+#else
+  // Code for an older GPU has no bulk copies: it stores from the registers even where the host
+  // reserved a stage (a cc 9.0 GPU running compute_80 PTX, in a build without sm_90).
+  constexpr bool bulk = false;
+#endif
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, map0 = blockIdx.y * T::maps;
   const int t = lane % 4, group = lane / 4;
   const int slot[2] = {imin(t, T::slots - 1), imin(t + 4, T::slots - 1)};
