@@ -35,8 +35,8 @@ void Tensors::map(int fd, std::size_t bytes) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) throw KitError(fmt::format("cannot map the tensor file ({} bytes): {}", bytes, std::strerror(errno)));
   // The judge made the pages; mapping them all now is cheaper than a fault per page during the
-  // copies (labkit/host_pages.h).
-  fresh::populate(p, bytes);
+  // copies, and read faults map 16 of its pages each (grader/protocol/host_pages.h).
+  fresh::populate(p, bytes, fresh::Fault::read);
   base_ = static_cast<unsigned char*>(p);
   bytes_ = bytes;
 }

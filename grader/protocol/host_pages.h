@@ -6,6 +6,12 @@
 //     contents do not change, so it may run while another thread writes the same range. Returns
 //     false where the kernel cannot (an older kernel, a filter that refuses the call); the pages
 //     then come one fault at a time on first touch, as without it. Never throws.
+//   * populate(p, bytes, Fault::read): the same with read faults (MADV_POPULATE_READ), for a
+//     shared mapping of a file whose pages another process made already: the kernel answers
+//     each read fault with the entries of up to 16 pages it holds (fault-around), writable in a
+//     shared writable mapping of a memfd, so later writes do not fault either. 16 times fewer
+//     faults than write faults there (one fault per 4 KiB page). In private or anonymous memory
+//     a read fault maps the shared zero page instead: use the default there.
 //   * AnonymousArray<T>(n): n uninitialized T in private anonymous memory, advised to use
 //     transparent huge pages (MADV_HUGEPAGE: 2 MiB pages where the kernel allows them), unmapped
 //     on destruction. Pageable, as malloc's memory is; only the page size differs.
@@ -25,13 +31,18 @@
 #include <thread>
 #include <vector>
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22  // Linux 5.14; older C libraries lack the names
+#endif
 #ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14; older C libraries lack the name
+#define MADV_POPULATE_WRITE 23
 #endif
 
 namespace labkit::fresh {
 
-inline bool populate(void* p, std::size_t bytes) {
+enum class Fault { write, read };
+
+inline bool populate(void* p, std::size_t bytes, Fault fault = Fault::write) {
   constexpr std::uintptr_t kPage = 4096;
   const std::uintptr_t first = (reinterpret_cast<std::uintptr_t>(p) + kPage - 1) / kPage * kPage;
   const std::uintptr_t last = (reinterpret_cast<std::uintptr_t>(p) + bytes) / kPage * kPage;
@@ -43,7 +54,7 @@ inline bool populate(void* p, std::size_t bytes) {
   std::vector<int> ok(threads, 1);
   auto part = [&](std::size_t k) {
     const std::uintptr_t a = first + pages * k / threads * kPage, b = first + pages * (k + 1) / threads * kPage;
-    ok[k] = ::madvise(reinterpret_cast<void*>(a), b - a, MADV_POPULATE_WRITE) == 0;
+    ok[k] = ::madvise(reinterpret_cast<void*>(a), b - a, fault == Fault::read ? MADV_POPULATE_READ : MADV_POPULATE_WRITE) == 0;
   };
   std::vector<std::thread> pool;
   for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(part, k);
